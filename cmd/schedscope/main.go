@@ -1,0 +1,137 @@
+// Command schedscope drives honest load at a Go server, records what the Go
+// scheduler did meanwhile, and says where the ceiling is.
+//
+// This package is wiring only: a table of subcommands, flag parsing, and one
+// place that turns an error into an exit code. The work is done in fixtures/,
+// collect/, analyze/ and tui/.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// command is one subcommand of the CLI.
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, io *stdio, args []string) error
+}
+
+// stdio carries the process's standard streams, so commands never touch os.Std*.
+type stdio struct {
+	in          io.Reader
+	out, errOut io.Writer
+}
+
+// commands returns the subcommand table, in the order `schedscope help` lists it.
+func commands() []command {
+	return []command{
+		{"demo", "start the fixture in-process and show the seeds' first lesson live", runDemo},
+		{"fixture", "serve the seed scenarios (sleep, cpu, fanout, db, split, pinned) in a concurrency model", runFixture},
+		{"load", "drive open-model (or closed-model) HTTP load and report latencies and verdicts", runLoad},
+		{"run", "load a target while collecting traces, metrics and profiles into a run directory", runRun},
+		{"analyze", "analyze an execution trace or run directory: scheduling latency, sleep, pinning", runAnalyze},
+		{"sweep", "sweep GOMAXPROCS over fresh target processes and find the knee", runSweep},
+		{"report", "write a Markdown report with plots from a run or sweep directory", runReport},
+	}
+}
+
+// exitError carries a specific exit code with its error.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// usageErr is a bad invocation: exit status 2.
+func usageErr(format string, args ...any) error {
+	return &exitError{code: 2, err: fmt.Errorf(format, args...)}
+}
+
+// withCode wraps err so the process exits with code.
+func withCode(code int, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &exitError{code: code, err: err}
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, &stdio{in: os.Stdin, out: os.Stdout, errOut: os.Stderr}, os.Args[1:])
+	stop()
+	os.Exit(code)
+}
+
+// run dispatches args to a subcommand and maps its error to an exit code.
+// It is the only place that prints an error.
+func run(ctx context.Context, s *stdio, args []string) int {
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		usage(s.out)
+		return 0
+	}
+	for _, c := range commands() {
+		if c.name != args[0] {
+			continue
+		}
+		err := c.run(ctx, s, args[1:])
+		if err == nil || errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		fmt.Fprintf(s.errOut, "schedscope %s: %v\n", c.name, err)
+		var ee *exitError
+		if errors.As(err, &ee) {
+			return ee.code
+		}
+		return 1
+	}
+	fmt.Fprintf(s.errOut, "schedscope: unknown command %q (see 'schedscope help')\n", args[0])
+	return 2
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "schedscope: why doesn't my Go server go faster under load?")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "usage: schedscope COMMAND [flags]")
+	fmt.Fprintln(w)
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Run 'schedscope COMMAND -h' for a command's flags.")
+}
+
+// newFlags returns a flag set whose parse errors come back as one-line usage
+// errors; -h prints the flags to out and returns flag.ErrHelp.
+func newFlags(name, synopsis string, out io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {
+		fmt.Fprintf(out, "usage: schedscope %s\n\nflags:\n", synopsis)
+		fs.SetOutput(out)
+		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
+	}
+	return fs
+}
+
+// parseFlags parses args into fs, turning a bad flag into a usage error.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fs.Usage()
+			return flag.ErrHelp
+		}
+		return usageErr("%v", err)
+	}
+	return nil
+}
