@@ -1,0 +1,470 @@
+// Package capacity turns the measurements of a GOMAXPROCS sweep into the
+// figures a person tunes with: the knee of each rate ladder, the ceiling, what
+// Little's law predicts, whether throughput scales with the number of Ps
+// (CPU-bound) or not (blocking-bound), how many Ps the load needs, and a
+// recommended GOMAXPROCS with its reason.
+//
+// Everything here is a pure function of its input: no clock, no I/O.
+package capacity
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"time"
+)
+
+// Sample is one measured phase: one offered rate, at one GOMAXPROCS, in one
+// iteration (one target process).
+type Sample struct {
+	GOMAXPROCS  int
+	Iteration   int
+	OfferedRate float64 // requests per second the generator tried to send
+
+	OKPerSec float64       // 2xx responses per second over the whole phase
+	P50, P99 time.Duration // latency from the intended send time
+	Errors   int64         // non-2xx, transport errors and timeouts
+	NotSent  int64         // scheduled but never sent: every slot was busy
+
+	// CPUPerRequest is the target's CPU time (user+system) during the
+	// phase divided by its 2xx responses; 0 when unknown.
+	CPUPerRequest time.Duration
+	RSSBytes      int64 // target resident set at the end of the phase; 0 when unknown
+
+	// GeneratorBound says the load generator, not the target, limited the
+	// phase; such a phase is shown but never used for the knee or ceiling.
+	GeneratorBound bool
+}
+
+// Options tunes the rules. The zero value means the documented defaults.
+type Options struct {
+	// ServedFraction: a rate is served when 2xx/s >= ServedFraction x offered.
+	// Default 0.99.
+	ServedFraction float64
+	// P99Factor: a rate is served only when its p99 is within P99Factor x the
+	// low-load p99 (the p99 at the lowest offered rate). Default 2.
+	P99Factor float64
+	// PlateauTolerance: the recommended GOMAXPROCS is the smallest whose
+	// ceiling is within this fraction of the best ceiling. Default 0.05.
+	PlateauTolerance float64
+	// ConcurrencyLimit is the target's known limit on requests in service
+	// (a pool's workers, a bulkhead's permits); 0 when unknown. It enables
+	// the Little's-law prediction ConcurrencyLimit / low-load latency.
+	ConcurrencyLimit int
+}
+
+func (o Options) withDefaults() Options {
+	if o.ServedFraction <= 0 {
+		o.ServedFraction = 0.99
+	}
+	if o.P99Factor <= 0 {
+		o.P99Factor = 2
+	}
+	if o.PlateauTolerance <= 0 {
+		o.PlateauTolerance = 0.05
+	}
+	return o
+}
+
+// Cell is the median over iterations of one (GOMAXPROCS, offered rate).
+type Cell struct {
+	GOMAXPROCS    int
+	OfferedRate   float64
+	Iterations    int // samples the medians were taken over
+	OKPerSec      float64
+	P50, P99      time.Duration
+	Errors        int64
+	NotSent       int64
+	CPUPerRequest time.Duration
+	RSSBytes      int64
+	// GeneratorBound is true when any iteration of this cell was
+	// generator-bound.
+	GeneratorBound bool
+	// Served: 2xx/s >= ServedFraction x offered and p99 <= P99Factor x the
+	// low-load p99. Always false for a generator-bound cell.
+	Served bool
+	// Knee marks the cell whose rate is its level's knee.
+	Knee bool
+}
+
+// Level is everything measured at one GOMAXPROCS value.
+type Level struct {
+	GOMAXPROCS int
+	Cells      []Cell // ascending offered rate
+
+	// Knee is the highest offered rate served with every lower usable rate
+	// also served; 0 when even the lowest rate was not served.
+	Knee float64
+	// Ceiling is the highest median 2xx/s of any cell that was not
+	// generator-bound.
+	Ceiling float64
+	// Saturated: some usable rate above the knee was not served, so the
+	// ceiling is the target's limit and not just the top of the ladder.
+	Saturated bool
+
+	LowLoadP50, LowLoadP99 time.Duration // at the lowest usable offered rate
+	// CPUPerRequest is the median CPU per 2xx response over the level's
+	// usable cells; 0 when not measured.
+	CPUPerRequest time.Duration
+	// CPUFraction is CPUPerRequest / LowLoadP50: the share of a request's
+	// life spent running on a P.
+	CPUFraction float64
+	// BusyPs is Ceiling x CPUPerRequest: how many Ps were kept busy at the
+	// ceiling. Close to GOMAXPROCS means the Ps were the limit.
+	BusyPs float64
+	// InService is Ceiling x LowLoadP50 (Little's law): how many requests
+	// were in service at the ceiling when latency is the low-load one.
+	InService float64
+	// LittlePrediction is Options.ConcurrencyLimit / LowLoadP50 in requests
+	// per second; 0 when the limit is unknown.
+	LittlePrediction float64
+	// CPUPrediction is GOMAXPROCS / CPUPerRequest: the ceiling if the Ps
+	// were the only limit; 0 when CPU was not measured.
+	CPUPrediction float64
+}
+
+// ScalingKind says how throughput responds to more Ps.
+type ScalingKind string
+
+// The scaling kinds.
+const (
+	ScalingUnknown  ScalingKind = "unknown"        // one GOMAXPROCS value, or the ladder never reached a ceiling
+	CPUBound        ScalingKind = "cpu-bound"      // the ceiling grows at least half as fast as GOMAXPROCS
+	Partial         ScalingKind = "partial"        // grows, but well under proportionally
+	BlockingBound   ScalingKind = "blocking-bound" // flat: Ps are not the limit
+	flatEfficiency              = 0.15
+	scaleEfficiency             = 0.5
+)
+
+// Scaling compares the ceilings of the smallest and largest GOMAXPROCS.
+type Scaling struct {
+	Kind     ScalingKind
+	From, To int     // GOMAXPROCS values compared
+	Ratio    float64 // ceiling(To) / ceiling(From)
+	Ideal    float64 // To / From
+	// AtLeast is true when the larger level never saturated, so Ratio is
+	// a lower bound.
+	AtLeast bool
+	Reason  string
+}
+
+// Carriers estimates how many Ps a rate needs: concurrency x CPU fraction,
+// which by Little's law is Rate x CPUPerRequest.
+type Carriers struct {
+	Rate          float64       // the highest offered rate
+	Latency       time.Duration // low-load p50 used for the concurrency
+	Concurrency   float64       // Rate x Latency
+	CPUPerRequest time.Duration
+	CPUFraction   float64 // CPUPerRequest / Latency
+	Needed        float64 // Concurrency x CPUFraction; 0 when CPU was not measured
+}
+
+// Recommendation is the suggested GOMAXPROCS and why.
+type Recommendation struct {
+	GOMAXPROCS int
+	Reason     string
+}
+
+// Analysis is the result of Analyze.
+type Analysis struct {
+	Levels         []Level // ascending GOMAXPROCS
+	Scaling        Scaling
+	Carriers       Carriers
+	Recommendation Recommendation
+	// Notes are caveats a reader must see (generator-bound steps, a ladder
+	// that never reached the ceiling).
+	Notes []string
+}
+
+// Analyze groups samples by GOMAXPROCS and offered rate, takes medians over
+// iterations and derives the knee, ceiling, scaling, carriers needed and the
+// recommendation. It returns an error when samples is empty.
+func Analyze(samples []Sample, opt Options) (Analysis, error) {
+	if len(samples) == 0 {
+		return Analysis{}, fmt.Errorf("capacity: no samples")
+	}
+	opt = opt.withDefaults()
+	var a Analysis
+	for _, gmp := range distinctGOMAXPROCS(samples) {
+		a.Levels = append(a.Levels, analyzeLevel(gmp, samples, opt))
+	}
+	a.Scaling = classify(a.Levels)
+	a.Carriers = carriersNeeded(a.Levels)
+	a.Recommendation = recommend(a.Levels, a.Scaling, a.Carriers, opt)
+	a.Notes = notes(a.Levels)
+	return a, nil
+}
+
+func distinctGOMAXPROCS(samples []Sample) []int {
+	seen := map[int]bool{}
+	var out []int
+	for _, s := range samples {
+		if !seen[s.GOMAXPROCS] {
+			seen[s.GOMAXPROCS] = true
+			out = append(out, s.GOMAXPROCS)
+		}
+	}
+	sort.Ints(out)
+	return out
+}
+
+// Cells returns the per-(GOMAXPROCS, rate) medians, sorted by GOMAXPROCS then
+// rate, without the served/knee judgement.
+func Cells(samples []Sample) []Cell {
+	type key struct {
+		gmp  int
+		rate float64
+	}
+	groups := map[key][]Sample{}
+	var keys []key
+	for _, s := range samples {
+		k := key{s.GOMAXPROCS, s.OfferedRate}
+		if _, ok := groups[k]; !ok {
+			keys = append(keys, k)
+		}
+		groups[k] = append(groups[k], s)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].gmp != keys[j].gmp {
+			return keys[i].gmp < keys[j].gmp
+		}
+		return keys[i].rate < keys[j].rate
+	})
+	cells := make([]Cell, 0, len(keys))
+	for _, k := range keys {
+		g := groups[k]
+		c := Cell{GOMAXPROCS: k.gmp, OfferedRate: k.rate, Iterations: len(g)}
+		c.OKPerSec = median(g, func(s Sample) float64 { return s.OKPerSec })
+		c.P50 = time.Duration(median(g, func(s Sample) float64 { return float64(s.P50) }))
+		c.P99 = time.Duration(median(g, func(s Sample) float64 { return float64(s.P99) }))
+		c.Errors = int64(math.Round(median(g, func(s Sample) float64 { return float64(s.Errors) })))
+		c.NotSent = int64(math.Round(median(g, func(s Sample) float64 { return float64(s.NotSent) })))
+		c.CPUPerRequest = time.Duration(median(g, func(s Sample) float64 { return float64(s.CPUPerRequest) }))
+		c.RSSBytes = int64(median(g, func(s Sample) float64 { return float64(s.RSSBytes) }))
+		for _, s := range g {
+			c.GeneratorBound = c.GeneratorBound || s.GeneratorBound
+		}
+		cells = append(cells, c)
+	}
+	return cells
+}
+
+func analyzeLevel(gmp int, samples []Sample, opt Options) Level {
+	var mine []Sample
+	for _, s := range samples {
+		if s.GOMAXPROCS == gmp {
+			mine = append(mine, s)
+		}
+	}
+	l := Level{GOMAXPROCS: gmp, Cells: Cells(mine)}
+
+	var usable []int // indexes of cells not generator-bound
+	for i, c := range l.Cells {
+		if !c.GeneratorBound {
+			usable = append(usable, i)
+		}
+	}
+	if len(usable) == 0 {
+		return l
+	}
+	low := l.Cells[usable[0]]
+	l.LowLoadP50, l.LowLoadP99 = low.P50, low.P99
+
+	kneeAt := -1
+	broken := false
+	var cpu []float64
+	for _, i := range usable {
+		c := &l.Cells[i]
+		c.Served = c.OKPerSec >= opt.ServedFraction*c.OfferedRate &&
+			float64(c.P99) <= opt.P99Factor*float64(l.LowLoadP99)
+		if c.Served && !broken {
+			kneeAt = i
+		}
+		if !c.Served {
+			broken = true
+			l.Saturated = true
+		}
+		l.Ceiling = math.Max(l.Ceiling, c.OKPerSec)
+		if c.CPUPerRequest > 0 {
+			cpu = append(cpu, float64(c.CPUPerRequest))
+		}
+	}
+	if kneeAt >= 0 {
+		l.Cells[kneeAt].Knee = true
+		l.Knee = l.Cells[kneeAt].OfferedRate
+	}
+	if len(cpu) > 0 {
+		sort.Float64s(cpu)
+		l.CPUPerRequest = time.Duration(medianSorted(cpu))
+	}
+	if l.LowLoadP50 > 0 {
+		l.CPUFraction = float64(l.CPUPerRequest) / float64(l.LowLoadP50)
+		l.InService = l.Ceiling * l.LowLoadP50.Seconds()
+		if opt.ConcurrencyLimit > 0 {
+			l.LittlePrediction = float64(opt.ConcurrencyLimit) / l.LowLoadP50.Seconds()
+		}
+	}
+	if l.CPUPerRequest > 0 {
+		l.BusyPs = l.Ceiling * l.CPUPerRequest.Seconds()
+		l.CPUPrediction = float64(gmp) / l.CPUPerRequest.Seconds()
+	}
+	return l
+}
+
+func classify(levels []Level) Scaling {
+	if len(levels) < 2 {
+		return Scaling{Kind: ScalingUnknown, Reason: "only one GOMAXPROCS value was measured"}
+	}
+	a, b := levels[0], levels[len(levels)-1]
+	s := Scaling{From: a.GOMAXPROCS, To: b.GOMAXPROCS, Ideal: float64(b.GOMAXPROCS) / float64(a.GOMAXPROCS)}
+	if a.Ceiling <= 0 {
+		s.Kind = ScalingUnknown
+		s.Reason = fmt.Sprintf("GOMAXPROCS %d served nothing usable", a.GOMAXPROCS)
+		return s
+	}
+	s.Ratio = b.Ceiling / a.Ceiling
+	if !a.Saturated {
+		s.Kind = ScalingUnknown
+		s.Reason = fmt.Sprintf("GOMAXPROCS %d served every offered rate, so the ladder never reached a ceiling: offer higher --rates", a.GOMAXPROCS)
+		return s
+	}
+	s.AtLeast = !b.Saturated
+	eff := (s.Ratio - 1) / (s.Ideal - 1)
+	bound := ""
+	if s.AtLeast {
+		bound = "at least "
+	}
+	switch {
+	case eff >= scaleEfficiency:
+		s.Kind = CPUBound
+		s.Reason = fmt.Sprintf("the ceiling grew %s%.2fx from GOMAXPROCS %d to %d (%.0fx more Ps): throughput scales with the Ps, the work is CPU-bound",
+			bound, s.Ratio, a.GOMAXPROCS, b.GOMAXPROCS, s.Ideal)
+	case eff <= flatEfficiency && !s.AtLeast:
+		s.Kind = BlockingBound
+		s.Reason = fmt.Sprintf("the ceiling stayed flat (%.2fx) from GOMAXPROCS %d to %d: more Ps do not help, the limit is elsewhere (blocking work, a pool, a downstream)",
+			s.Ratio, a.GOMAXPROCS, b.GOMAXPROCS)
+	default:
+		s.Kind = Partial
+		s.Reason = fmt.Sprintf("the ceiling grew %s%.2fx from GOMAXPROCS %d to %d (%.0fx more Ps): more Ps help, but well under proportionally",
+			bound, s.Ratio, a.GOMAXPROCS, b.GOMAXPROCS, s.Ideal)
+	}
+	return s
+}
+
+func carriersNeeded(levels []Level) Carriers {
+	var c Carriers
+	var cpu, lat []float64
+	for _, l := range levels {
+		for _, cell := range l.Cells {
+			if !cell.GeneratorBound {
+				c.Rate = math.Max(c.Rate, cell.OfferedRate)
+			}
+		}
+		if l.CPUPerRequest > 0 {
+			cpu = append(cpu, float64(l.CPUPerRequest))
+		}
+		if l.LowLoadP50 > 0 {
+			lat = append(lat, float64(l.LowLoadP50))
+		}
+	}
+	if len(lat) == 0 {
+		return c
+	}
+	sort.Float64s(lat)
+	c.Latency = time.Duration(medianSorted(lat))
+	c.Concurrency = c.Rate * c.Latency.Seconds()
+	if len(cpu) > 0 {
+		sort.Float64s(cpu)
+		c.CPUPerRequest = time.Duration(medianSorted(cpu))
+		c.CPUFraction = float64(c.CPUPerRequest) / float64(c.Latency)
+		c.Needed = c.Concurrency * c.CPUFraction
+	}
+	return c
+}
+
+func recommend(levels []Level, s Scaling, c Carriers, opt Options) Recommendation {
+	best := 0.0
+	for _, l := range levels {
+		best = math.Max(best, l.Ceiling)
+	}
+	if best <= 0 {
+		return Recommendation{Reason: "no step was usable (all generator-bound or failed): no recommendation"}
+	}
+	var pick Level
+	for _, l := range levels {
+		if l.Ceiling >= (1-opt.PlateauTolerance)*best {
+			pick = l
+			break
+		}
+	}
+	r := Recommendation{GOMAXPROCS: pick.GOMAXPROCS}
+	top := levels[len(levels)-1]
+	switch s.Kind {
+	case CPUBound, Partial:
+		if pick.GOMAXPROCS == top.GOMAXPROCS {
+			r.Reason = fmt.Sprintf("the largest value tried: throughput still grows with the Ps (%s)", s.Kind)
+			if c.Needed > float64(top.GOMAXPROCS) {
+				r.Reason += fmt.Sprintf("; %.0f req/s needs about %.1f Ps, more than tried: give it more cores", c.Rate, c.Needed)
+			}
+		} else {
+			r.Reason = fmt.Sprintf("the smallest value within %.0f %% of the best ceiling (%.0f of %.0f req/s)", 100*opt.PlateauTolerance, pick.Ceiling, best)
+		}
+	case BlockingBound:
+		r.Reason = fmt.Sprintf("throughput is flat across GOMAXPROCS (%.0f of %.0f req/s at %d): Ps are not the limit, so the smallest value does as well; raise the real limit instead",
+			pick.Ceiling, best, pick.GOMAXPROCS)
+		if pick.InService > 0 {
+			r.Reason += fmt.Sprintf(" (about %.0f requests in service at the ceiling)", pick.InService)
+		}
+	default:
+		r.Reason = fmt.Sprintf("the smallest value within %.0f %% of the best ceiling (%.0f of %.0f req/s); %s", 100*opt.PlateauTolerance, pick.Ceiling, best, s.Reason)
+	}
+	if c.Needed > 0 && s.Kind != CPUBound && s.Kind != Partial {
+		need := int(math.Ceil(c.Needed))
+		if need > r.GOMAXPROCS {
+			r.Reason += fmt.Sprintf("; note: %.0f req/s needs about %.1f Ps of CPU", c.Rate, c.Needed)
+		}
+	}
+	return r
+}
+
+func notes(levels []Level) []string {
+	var out []string
+	for _, l := range levels {
+		n := 0
+		for _, c := range l.Cells {
+			if c.GeneratorBound {
+				n++
+			}
+		}
+		if n > 0 {
+			out = append(out, fmt.Sprintf("GOMAXPROCS %d: %d rate(s) were generator-bound and are not used for the knee or ceiling", l.GOMAXPROCS, n))
+		}
+		if !l.Saturated && l.Ceiling > 0 {
+			out = append(out, fmt.Sprintf("GOMAXPROCS %d served every usable rate: its ceiling (%.0f req/s) is a lower bound", l.GOMAXPROCS, l.Ceiling))
+		}
+		if l.Knee == 0 && l.Ceiling > 0 {
+			out = append(out, fmt.Sprintf("GOMAXPROCS %d did not serve even the lowest rate: no knee", l.GOMAXPROCS))
+		}
+	}
+	return out
+}
+
+func median(g []Sample, f func(Sample) float64) float64 {
+	v := make([]float64, len(g))
+	for i, s := range g {
+		v[i] = f(s)
+	}
+	sort.Float64s(v)
+	return medianSorted(v)
+}
+
+func medianSorted(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	m := len(v) / 2
+	if len(v)%2 == 1 {
+		return v[m]
+	}
+	return (v[m-1] + v[m]) / 2
+}

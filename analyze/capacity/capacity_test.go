@@ -1,0 +1,214 @@
+package capacity
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+)
+
+const ms = time.Millisecond
+
+// ladder builds one iteration's samples at gmp: served up to ceiling, then
+// flat at ceiling with p99 growing.
+func ladder(gmp, iter int, rates []float64, ceiling float64, p50 time.Duration, cpu time.Duration) []Sample {
+	var out []Sample
+	for _, r := range rates {
+		s := Sample{GOMAXPROCS: gmp, Iteration: iter, OfferedRate: r, P50: p50, P99: p50 + p50/10, CPUPerRequest: cpu}
+		if r <= ceiling {
+			s.OKPerSec = r * 0.998
+		} else {
+			s.OKPerSec = ceiling
+			s.P50 = 10 * p50
+			s.P99 = 40 * p50
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func TestAnalyzeShapes(t *testing.T) {
+	rates := []float64{50, 100, 200, 400, 800}
+	tests := []struct {
+		name     string
+		samples  []Sample
+		opt      Options
+		kind     ScalingKind
+		knees    []float64 // per level
+		ceilings []float64
+		rec      int
+		reason   string // substring of the recommendation's reason
+	}{
+		{
+			name: "blocking pool of 8 with 50 ms sleeps is flat",
+			samples: concat(
+				ladder(1, 1, rates, 158, 50*ms, 60*time.Microsecond),
+				ladder(2, 1, rates, 159, 50*ms, 60*time.Microsecond),
+			),
+			opt:      Options{ConcurrencyLimit: 8},
+			kind:     BlockingBound,
+			knees:    []float64{100, 100},
+			ceilings: []float64{158, 159},
+			rec:      1,
+			reason:   "flat",
+		},
+		{
+			name: "cpu work doubles",
+			samples: concat(
+				ladder(1, 1, rates, 190, 5*ms, 6*ms),
+				ladder(2, 1, rates, 380, 5*ms, 6*ms),
+				ladder(4, 1, rates, 760, 5*ms, 6*ms),
+			),
+			kind:     CPUBound,
+			knees:    []float64{100, 200, 400},
+			ceilings: []float64{190, 380, 760},
+			rec:      4,
+			reason:   "needs about 4.8 Ps",
+		},
+		{
+			name: "partial scaling",
+			samples: concat(
+				ladder(1, 1, rates, 190, 5*ms, 5*ms),
+				ladder(4, 1, rates, 300, 5*ms, 5*ms),
+			),
+			kind:     Partial,
+			knees:    []float64{100, 200},
+			ceilings: []float64{190, 300},
+			rec:      4,
+		},
+		{
+			name: "ladder too low to find a ceiling",
+			samples: concat(
+				ladder(1, 1, rates, 1e9, 5*ms, time.Millisecond),
+				ladder(2, 1, rates, 1e9, 5*ms, time.Millisecond),
+			),
+			kind:     ScalingUnknown,
+			knees:    []float64{800, 800},
+			ceilings: []float64{800 * 0.998, 800 * 0.998},
+			rec:      1,
+			reason:   "never reached a ceiling",
+		},
+		{
+			name:    "one level",
+			samples: ladder(2, 1, rates, 190, 5*ms, 5*ms),
+			kind:    ScalingUnknown, knees: []float64{100}, ceilings: []float64{190}, rec: 2,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a, err := Analyze(tt.samples, tt.opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a.Scaling.Kind != tt.kind {
+				t.Errorf("scaling = %s (%s), want %s", a.Scaling.Kind, a.Scaling.Reason, tt.kind)
+			}
+			if len(a.Levels) != len(tt.knees) {
+				t.Fatalf("levels = %d, want %d", len(a.Levels), len(tt.knees))
+			}
+			for i, l := range a.Levels {
+				if l.Knee != tt.knees[i] {
+					t.Errorf("GOMAXPROCS %d knee = %v, want %v", l.GOMAXPROCS, l.Knee, tt.knees[i])
+				}
+				if math.Abs(l.Ceiling-tt.ceilings[i]) > 1e-9 {
+					t.Errorf("GOMAXPROCS %d ceiling = %v, want %v", l.GOMAXPROCS, l.Ceiling, tt.ceilings[i])
+				}
+			}
+			if a.Recommendation.GOMAXPROCS != tt.rec {
+				t.Errorf("recommended %d (%s), want %d", a.Recommendation.GOMAXPROCS, a.Recommendation.Reason, tt.rec)
+			}
+			if !strings.Contains(a.Recommendation.Reason, tt.reason) {
+				t.Errorf("reason %q does not contain %q", a.Recommendation.Reason, tt.reason)
+			}
+		})
+	}
+}
+
+func TestLittlePredictionAndCarriers(t *testing.T) {
+	rates := []float64{50, 100, 200, 400}
+	a, err := Analyze(ladder(1, 1, rates, 158, 50*ms, 100*time.Microsecond), Options{ConcurrencyLimit: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := a.Levels[0]
+	if got, want := l.LittlePrediction, 8/0.05; math.Abs(got-want) > 1e-6 {
+		t.Errorf("Little prediction = %v, want %v", got, want)
+	}
+	if got, want := l.InService, 158*0.05; math.Abs(got-want) > 1e-6 {
+		t.Errorf("in service = %v, want %v", got, want)
+	}
+	// carriers = rate x latency x cpu/latency = 400 x 100 us = 0.04 Ps
+	if got := a.Carriers.Needed; math.Abs(got-0.04) > 1e-9 {
+		t.Errorf("carriers needed = %v, want 0.04", got)
+	}
+	if got := a.Carriers.Concurrency; math.Abs(got-20) > 1e-9 {
+		t.Errorf("concurrency = %v, want 20", got)
+	}
+	if got := l.CPUPrediction; math.Abs(got-10000) > 1e-6 {
+		t.Errorf("cpu prediction = %v, want 10000", got)
+	}
+}
+
+func TestMediansAndGeneratorBound(t *testing.T) {
+	s := []Sample{
+		{GOMAXPROCS: 1, Iteration: 1, OfferedRate: 100, OKPerSec: 90, P99: 10 * ms},
+		{GOMAXPROCS: 1, Iteration: 2, OfferedRate: 100, OKPerSec: 99.5, P99: 12 * ms},
+		{GOMAXPROCS: 1, Iteration: 3, OfferedRate: 100, OKPerSec: 99.9, P99: 30 * ms},
+		// a generator-bound step at a higher rate must not become the ceiling or break the knee
+		{GOMAXPROCS: 1, Iteration: 1, OfferedRate: 200, OKPerSec: 150, P99: 12 * ms, GeneratorBound: true},
+		{GOMAXPROCS: 1, Iteration: 1, OfferedRate: 150, OKPerSec: 149, P99: 13 * ms},
+	}
+	a, err := Analyze(s, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := a.Levels[0]
+	if len(l.Cells) != 3 {
+		t.Fatalf("cells = %d, want 3", len(l.Cells))
+	}
+	c := l.Cells[0]
+	if c.Iterations != 3 || c.OKPerSec != 99.5 || c.P99 != 12*ms {
+		t.Errorf("median cell = %+v, want 3 iterations, 99.5 req/s, p99 12ms", c)
+	}
+	if l.Knee != 150 || l.Ceiling != 149 {
+		t.Errorf("knee %v ceiling %v, want 150 and 149", l.Knee, l.Ceiling)
+	}
+	if l.Cells[2].Served || !l.Cells[2].GeneratorBound {
+		t.Errorf("generator-bound cell judged served: %+v", l.Cells[2])
+	}
+	if len(a.Notes) == 0 || !strings.Contains(strings.Join(a.Notes, "\n"), "generator-bound") {
+		t.Errorf("notes do not mention the generator-bound step: %q", a.Notes)
+	}
+}
+
+func TestKneeStopsAtFirstUnservedRate(t *testing.T) {
+	s := []Sample{
+		{GOMAXPROCS: 2, OfferedRate: 100, OKPerSec: 100, P99: 10 * ms},
+		{GOMAXPROCS: 2, OfferedRate: 200, OKPerSec: 200, P99: 25 * ms}, // p99 over 2x
+		{GOMAXPROCS: 2, OfferedRate: 300, OKPerSec: 300, P99: 12 * ms},
+	}
+	a, err := Analyze(s, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := a.Levels[0].Knee; got != 100 {
+		t.Errorf("knee = %v, want 100 (200 req/s broke the p99 rule)", got)
+	}
+	if !a.Levels[0].Saturated {
+		t.Error("level not marked saturated")
+	}
+}
+
+func TestAnalyzeEmpty(t *testing.T) {
+	if _, err := Analyze(nil, Options{}); err == nil {
+		t.Fatal("no error for empty samples")
+	}
+}
+
+func concat(parts ...[]Sample) []Sample {
+	var out []Sample
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out
+}
