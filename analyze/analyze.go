@@ -1,0 +1,246 @@
+// Package analyze reads Go execution traces and reports what the scheduler
+// did: scheduling latency (with totals equal to `go tool trace -pprof=...`),
+// time.Sleep wake-up overhead, goroutines pinning OS threads (locked
+// goroutines, long cgo calls and syscalls), the goroutine lifecycle,
+// threads, Ps, GC and blocking.
+//
+// Analysis streams: one pass over golang.org/x/exp/trace's Reader feeds
+// each accumulator's Event method, and Result builds the Report. Memory
+// grows with the number of live goroutines and distinct stacks, never with
+// the number of events.
+package analyze
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"golang.org/x/exp/trace"
+)
+
+// Options configures Analyze. The zero value is ready to use.
+type Options struct {
+	// PinThreshold is the shortest span reported in pinned.events: a
+	// goroutine holding an OS thread without running Go code (a cgo call,
+	// a syscall, a blocked locked goroutine). Zero means 20 ms, JFR's
+	// default for jdk.VirtualThreadPinned.
+	PinThreshold time.Duration
+	// Sleep is the duration every time.Sleep in the trace requested, when
+	// known (schedscope's fixture and probe annotate each sleep in the
+	// trace instead). Zero means unknown.
+	Sleep time.Duration
+	// MinLockedWakeups is how many starts after a wake-up, all on one
+	// thread that ran nothing else, make a goroutine count as locked to
+	// its thread. Zero means 2.
+	MinLockedWakeups int
+	// TimelineStep is the Report.Timeline resolution before it coarsens
+	// (it doubles whenever the timeline would exceed 2048 points). Zero
+	// means 10 ms.
+	TimelineStep time.Duration
+	// Progress, when set, is called about every megabyte with the bytes
+	// read so far and the input's total size (0 when unknown), on the
+	// goroutine that called Analyze.
+	Progress func(read, total int64)
+	// Size is the input's total size in bytes for Progress and Loss, when
+	// known. AnalyzeFile sets it from the file.
+	Size int64
+}
+
+func (o Options) withDefaults() Options {
+	if o.PinThreshold <= 0 {
+		o.PinThreshold = 20 * time.Millisecond
+	}
+	if o.MinLockedWakeups <= 0 {
+		o.MinLockedWakeups = 2
+	}
+	if o.TimelineStep <= 0 {
+		o.TimelineStep = 10 * time.Millisecond
+	}
+	return o
+}
+
+// ErrNotTrace is returned (wrapped) when the input is not a Go execution
+// trace of a supported version (Go 1.22 or later), or is empty.
+var ErrNotTrace = errors.New("not a Go execution trace")
+
+// TruncatedError reports a trace that broke off or was corrupt part-way.
+// Analyze returns it together with the Report of everything before the
+// damage; Report.Loss holds the same figures.
+type TruncatedError struct {
+	Loss Loss
+	Err  error
+}
+
+func (e *TruncatedError) Error() string {
+	if e.Loss.TotalBytes > 0 {
+		return fmt.Sprintf("trace damaged after %d of %d bytes (lost %.1f%% of the trace data): %v",
+			e.Loss.ValidBytes, e.Loss.TotalBytes, e.Loss.LostPct, e.Err)
+	}
+	return fmt.Sprintf("trace damaged after %d bytes: %v", e.Loss.ValidBytes, e.Err)
+}
+
+func (e *TruncatedError) Unwrap() error { return e.Err }
+
+// countingReader counts bytes and reports progress.
+type countingReader struct {
+	r        io.Reader
+	n        int64
+	total    int64
+	next     int64
+	progress func(read, total int64)
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	if c.progress != nil && c.n >= c.next {
+		c.progress(c.n, c.total)
+		c.next = c.n + 1<<20
+	}
+	return n, err
+}
+
+// analyzer holds every accumulator of one Analyze call.
+type analyzer struct {
+	opts   Options
+	stacks *stackTable
+	compat *compatAcc
+	gor    *goAcc
+	procs  *procAcc
+
+	events      int64
+	generations int
+	first, last trace.Time
+	seen        bool
+}
+
+func newAnalyzer(opts Options) *analyzer {
+	opts = opts.withDefaults()
+	a := &analyzer{opts: opts, stacks: newStackTable(), compat: newCompatAcc(), procs: newProcAcc()}
+	a.gor = newGoAcc(&a.opts, a.stacks)
+	return a
+}
+
+// Event feeds one event to every accumulator.
+func (a *analyzer) Event(ev *trace.Event) {
+	a.events++
+	if !a.seen {
+		a.first, a.seen = ev.Time(), true
+	}
+	a.last = ev.Time()
+	if ev.Kind() == trace.EventSync {
+		a.generations++
+		a.stacks.newGeneration()
+	}
+	a.compat.Event(ev)
+	a.gor.Event(ev)
+	a.procs.Event(ev)
+}
+
+// Result builds the Report; call it once, after the last Event.
+func (a *analyzer) Result() *Report {
+	r := &Report{Schema: SchemaVersion, Events: a.events, PinThreshNs: int64(a.opts.PinThreshold)}
+	// The reader emits a Sync before each generation and one at the end.
+	r.Generations = max(a.generations-1, 0)
+	if a.seen {
+		r.DurationNs = int64(a.last - a.first)
+	}
+	c := a.compat.Result()
+	r.Sched.Compat = c[compatSched]
+	r.Syscall.Compat = c[compatSyscall]
+	r.Sync.Compat = c[compatSync]
+	r.Net.Compat = c[compatNet]
+	a.gor.result(r)
+	a.procs.result(r)
+	return r
+}
+
+// Analyze reads one execution trace from r and reports on it.
+//
+// Errors: an input that is empty, not a trace, or of an unsupported version
+// returns a nil Report and an error wrapping ErrNotTrace. A trace damaged
+// part-way returns the Report of what came before and a *TruncatedError.
+// When ctx is cancelled, Analyze stops and returns the Report so far with
+// ctx's error. Analyze is safe to call concurrently on different inputs.
+func Analyze(ctx context.Context, r io.Reader, opts Options) (*Report, error) {
+	cr := &countingReader{r: r, total: opts.Size, progress: opts.Progress}
+	tr, err := trace.NewReader(cr)
+	if err != nil {
+		if cr.n == 0 || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, fmt.Errorf("%w: empty or too short (%d bytes)", ErrNotTrace, cr.n)
+		}
+		return nil, fmt.Errorf("%w: %v", ErrNotTrace, err)
+	}
+	a := newAnalyzer(opts)
+	var validBytes int64
+	for {
+		if a.events&4095 == 0 {
+			if err := ctx.Err(); err != nil {
+				rep := a.Result()
+				rep.Bytes = cr.n
+				return rep, fmt.Errorf("analysis stopped after %d events: %w", a.events, err)
+			}
+		}
+		ev, err := tr.ReadEvent()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			if a.events == 0 {
+				return nil, fmt.Errorf("%w: %v", ErrNotTrace, err)
+			}
+			rep := a.Result()
+			rep.Bytes = cr.n
+			total := max(opts.Size, cr.n)
+			loss := Loss{Error: err.Error(), ValidBytes: validBytes, TotalBytes: total}
+			if total > 0 {
+				loss.LostPct = 100 * float64(total-validBytes) / float64(total)
+			}
+			rep.Loss = &loss
+			return rep, &TruncatedError{Loss: loss, Err: err}
+		}
+		if ev.Kind() == trace.EventSync {
+			validBytes = cr.n
+		}
+		a.Event(&ev)
+	}
+	if a.events == 0 {
+		return nil, fmt.Errorf("%w: no events", ErrNotTrace)
+	}
+	if cr.progress != nil {
+		cr.progress(cr.n, cr.total)
+	}
+	rep := a.Result()
+	rep.Bytes = cr.n
+	return rep, nil
+}
+
+// AnalyzeFile is Analyze on a file; path "-" reads standard input.
+// Report.Source is set to path, and errors name it.
+func AnalyzeFile(ctx context.Context, path string, opts Options) (*Report, error) {
+	var r io.Reader
+	if path == "-" {
+		r = os.Stdin
+	} else {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, fmt.Errorf("trace %s: %w", path, err)
+		}
+		defer f.Close()
+		if fi, err := f.Stat(); err == nil && opts.Size == 0 {
+			opts.Size = fi.Size()
+		}
+		r = f
+	}
+	rep, err := Analyze(ctx, r, opts)
+	if rep != nil {
+		rep.Source = path
+	}
+	if err != nil {
+		return rep, fmt.Errorf("trace %s: %w", path, err)
+	}
+	return rep, nil
+}

@@ -1,0 +1,187 @@
+package analyze
+
+import (
+	"strings"
+
+	"golang.org/x/exp/trace"
+)
+
+// compatKind is one of cmd/trace's pprof-like profiles.
+type compatKind uint8
+
+const (
+	compatSched   compatKind = iota // -pprof=sched: Runnable
+	compatSyscall                   // -pprof=syscall: Syscall
+	compatSync                      // -pprof=sync: Waiting on chan, select or sync
+	compatNet                       // -pprof=net: Waiting on the network
+	numCompat
+)
+
+// compatG is the per-goroutine state of compatAcc. It is pointer-free.
+type compatG struct {
+	// The goroutine's life as cmd/trace's summarizer sees it: the first
+	// time it ran and the time it ended (0 when not yet).
+	started bool
+	startT  trace.Time
+	endT    trace.Time
+
+	open    [numCompat]trace.Time // when the tracked interval opened
+	tracked uint8                 // bit k: an interval of kind k is open
+	// pending holds intervals that closed before the goroutine ever ran:
+	// they count only if it never runs (cmd/trace then clips to [0, end]).
+	pending [numCompat]Totals
+}
+
+// compatAcc computes the totals of `go tool trace -pprof=sched|syscall|sync|net`
+// in one streaming pass.
+//
+// cmd/trace (src/cmd/trace/pprof.go, makeComputePprofFunc) opens an interval
+// when a goroutine transitions into the target state (for a matching reason),
+// closes it at the goroutine's next transition to another state, drops
+// intervals still open at the end, and clips each closed interval to
+// [first start, end or last event] from its summarizer; only positive
+// overlaps count. compatAcc follows that rule exactly. Not safe for
+// concurrent use.
+type compatAcc struct {
+	slot  map[trace.GoID]int32
+	gs    []compatG
+	free  []int32
+	tot   [numCompat]Totals
+	lastT trace.Time
+}
+
+func newCompatAcc() *compatAcc {
+	return &compatAcc{slot: make(map[trace.GoID]int32)}
+}
+
+func compatTracks(k compatKind, to trace.GoState, reason string) bool {
+	switch k {
+	case compatSched:
+		return to == trace.GoRunnable
+	case compatSyscall:
+		return to == trace.GoSyscall
+	case compatSync:
+		return to == trace.GoWaiting && (strings.Contains(reason, "chan") || strings.Contains(reason, "sync") || strings.Contains(reason, "select"))
+	case compatNet:
+		return to == trace.GoWaiting && reason == "network"
+	}
+	return false
+}
+
+func compatState(k compatKind) trace.GoState {
+	switch k {
+	case compatSched:
+		return trace.GoRunnable
+	case compatSyscall:
+		return trace.GoSyscall
+	}
+	return trace.GoWaiting
+}
+
+// Event feeds one event.
+func (a *compatAcc) Event(ev *trace.Event) {
+	a.lastT = ev.Time()
+	if ev.Kind() != trace.EventStateTransition {
+		return
+	}
+	st := ev.StateTransition()
+	if st.Resource.Kind != trace.ResourceGoroutine {
+		return
+	}
+	id := st.Resource.Goroutine()
+	from, to := st.Goroutine()
+	t := ev.Time()
+
+	i, ok := a.slot[id]
+	if !ok {
+		if n := len(a.free); n > 0 {
+			i = a.free[n-1]
+			a.free = a.free[:n-1]
+			a.gs[i] = compatG{}
+		} else {
+			i = int32(len(a.gs))
+			a.gs = append(a.gs, compatG{})
+		}
+		a.slot[id] = i
+	}
+	g := &a.gs[i]
+
+	// The summarizer's view of the goroutine's life (old == new is skipped there).
+	if from != to {
+		if from == trace.GoUndetermined || from == trace.GoNotExist {
+			g.started, g.startT, g.endT = false, 0, 0
+		}
+		if to == trace.GoRunning && !g.started {
+			g.started, g.startT = true, t
+			g.pending = [numCompat]Totals{} // they closed at or before t: no overlap
+		}
+		if to == trace.GoNotExist || (to == trace.GoWaiting && st.Reason == "forever") {
+			g.endT = t
+		}
+	}
+
+	for k := compatKind(0); k < numCompat; k++ {
+		bit := uint8(1) << k
+		if g.tracked&bit == 0 {
+			if compatTracks(k, to, st.Reason) {
+				g.tracked |= bit
+				g.open[k] = t
+			}
+			continue
+		}
+		if to == compatState(k) {
+			continue
+		}
+		g.tracked &^= bit
+		lo, hi := g.open[k], t
+		if g.endT != 0 && g.endT < hi {
+			hi = g.endT
+		}
+		if !g.started {
+			if d := int64(hi - lo); d > 0 {
+				g.pending[k].Count++
+				g.pending[k].TotalNs += d
+			}
+			continue
+		}
+		lo = max(lo, g.startT)
+		if d := int64(hi - lo); d > 0 {
+			a.tot[k].Count++
+			a.tot[k].TotalNs += d
+		}
+	}
+
+	if to == trace.GoNotExist && g.tracked == 0 {
+		a.settle(g)
+		delete(a.slot, id)
+		a.free = append(a.free, i)
+	}
+}
+
+// settle adds the pending intervals of a goroutine that never ran.
+func (a *compatAcc) settle(g *compatG) {
+	if g.started {
+		return
+	}
+	for k := range g.pending {
+		a.tot[k].Count += g.pending[k].Count
+		a.tot[k].TotalNs += g.pending[k].TotalNs
+	}
+	g.pending = [numCompat]Totals{}
+}
+
+// Result returns the totals of each profile, in compatKind order.
+func (a *compatAcc) Result() [numCompat]Totals {
+	tot := a.tot
+	for _, i := range a.slot {
+		g := a.gs[i]
+		if g.started {
+			continue
+		}
+		for k := range g.pending {
+			tot[k].Count += g.pending[k].Count
+			tot[k].TotalNs += g.pending[k].TotalNs
+		}
+	}
+	return tot
+}

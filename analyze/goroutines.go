@@ -1,0 +1,748 @@
+package analyze
+
+import (
+	"cmp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"golang.org/x/exp/trace"
+)
+
+// SleepLogCategory is the runtime/trace.Log category schedscope's fixture
+// and sleep probe write, on the sleeping goroutine right before
+// time.Sleep(d), with the message strconv.FormatInt(d.Nanoseconds(), 10).
+const SleepLogCategory = "schedscope.sleep"
+
+// cause is why a goroutine became Runnable (or why it waits).
+type cause uint8
+
+const (
+	causeUnknown cause = iota // Runnable since before the trace
+	causeCreation
+	causeSleep
+	causeChan
+	causeSelect
+	causeSync
+	causeNetwork
+	causeSyscall // a syscall lost its P
+	causePreempted
+	causeGosched
+	causeGC
+	causeSystem
+	causeOther
+	numCauses
+)
+
+var causeNames = [numCauses]string{"unknown", "creation", "sleep", "chan", "select", "sync", "network", "syscall", "preempted", "gosched", "gc", "system", "other"}
+
+// blockCause maps a GoBlock reason (runtime/traceruntime.go,
+// traceBlockReasonStrings) to a category.
+func blockCause(reason string) cause {
+	switch {
+	case reason == "sleep":
+		return causeSleep
+	case strings.HasPrefix(reason, "chan"):
+		return causeChan
+	case reason == "select":
+		return causeSelect
+	case reason == "sync" || strings.HasPrefix(reason, "sync."):
+		return causeSync
+	case reason == "network":
+		return causeNetwork
+	case reason == "preempted":
+		return causePreempted
+	case strings.Contains(reason, "GC"):
+		return causeGC
+	case reason == "system goroutine wait" || reason == "forever":
+		return causeSystem
+	}
+	return causeOther
+}
+
+func isWake(c cause) bool {
+	switch c {
+	case causeSleep, causeChan, causeSelect, causeSync, causeNetwork, causeOther, causeGC, causeSystem:
+		return true
+	}
+	return false
+}
+
+// gState is one goroutine's state in goAcc. It is pointer-free, held in a
+// slice and found through goAcc.slot.
+type gState struct {
+	id       trace.GoID
+	state    trace.GoState
+	since    trace.Time // entered state
+	sinceOK  bool       // since is a real transition, not the trace start
+	group    int32
+	cause    cause // why Runnable, or why Waiting
+	blockAt  trace.Time
+	blockSit int32 // blocking site index, -1 none
+	blockStk stackID
+
+	// sleep
+	sleepSite  int32 // -1 when not in a sleep
+	sleepReq   int64 // requested ns for the pending or current sleep, 0 unknown
+	sleepBlock trace.Time
+	sleepWake  trace.Time
+	sleepWoken bool
+
+	// syscall
+	sysAt     trace.Time
+	sysThread trace.ThreadID
+	sysStack  stackID
+	sysOpen   bool
+
+	// locked-thread inference
+	lockThread trace.ThreadID
+	lockRun    int32 // starts after a wake-up on lockThread, with no other goroutine there since
+	handoffN   int64
+	handoffMax int64
+	handoff1   int64 // first hand-off, before a histogram exists
+}
+
+// group is the goroutines sharing a start function.
+type group struct {
+	name       string
+	tracer     bool
+	goroutines int64
+	lat        hist
+	creationNs int64
+	runningNs  int64
+	blockedNs  int64
+	syscallNs  int64
+}
+
+type sleepSite struct {
+	stack     stackID
+	count     int64
+	blocked   hist
+	postWake  hist
+	overshoot hist
+	req       int64 // the common request, -1 mixed
+}
+
+type blockSiteKey struct {
+	cause cause
+	pc    uint64
+}
+
+type blockSite struct {
+	cause cause
+	stack stackID
+	count int64
+	total int64
+}
+
+type threadState struct {
+	lastG trace.GoID
+}
+
+// goAcc follows every goroutine through its states: scheduling latency,
+// creation latency, sleeps, blocking, syscalls, locked threads, lifecycle
+// and the timeline. Not safe for concurrent use.
+type goAcc struct {
+	opts   *Options
+	stacks *stackTable
+
+	slot map[trace.GoID]int32
+	gs   []gState
+	free []int32
+
+	groups  []group
+	groupBy map[string]int32
+	groupOf map[stackID]int32
+
+	lat      hist
+	creation hist
+	byCause  [numCauses]hist
+
+	sleepSites []sleepSite
+	sleepByPC  map[uint64]int32
+	sleepCount int64
+
+	blockSites  []blockSite
+	blockSiteBy map[blockSiteKey]int32
+	blockTot    [numCauses]Totals
+
+	sysTot   Totals
+	sysPLost int64
+	cgoTot   Totals
+
+	threads map[trace.ThreadID]threadState
+
+	handoff map[int32]*hist
+	lockedP map[int32][]PinnedEvent // pending locked spans of candidates
+	locked  []LockedGoroutine
+	pinned  []PinnedEvent
+	tracer  []PinnedEvent
+	dropped int64
+
+	// lifecycle
+	created, ended, atStart int64
+	alive, peak             int64
+	runnable, running, sys  int64
+	peakThreads, peakSys    int64
+
+	tl    timeline
+	t0    trace.Time
+	t0Set bool
+	lastT trace.Time
+}
+
+func newGoAcc(opts *Options, stacks *stackTable) *goAcc {
+	a := &goAcc{
+		opts:        opts,
+		stacks:      stacks,
+		slot:        make(map[trace.GoID]int32),
+		groupBy:     make(map[string]int32),
+		groupOf:     make(map[stackID]int32),
+		sleepByPC:   make(map[uint64]int32),
+		blockSiteBy: make(map[blockSiteKey]int32),
+		threads:     make(map[trace.ThreadID]threadState),
+		handoff:     make(map[int32]*hist),
+		lockedP:     make(map[int32][]PinnedEvent),
+	}
+	a.groups = []group{{name: "(unknown)"}}
+	a.groupBy["(unknown)"] = 0
+	a.tl.init(opts.TimelineStep)
+	return a
+}
+
+func (a *goAcc) lookup(id trace.GoID) (int32, bool) {
+	i, ok := a.slot[id]
+	return i, ok
+}
+
+func (a *goAcc) add(id trace.GoID) int32 {
+	var i int32
+	if n := len(a.free); n > 0 {
+		i = a.free[n-1]
+		a.free = a.free[:n-1]
+	} else {
+		i = int32(len(a.gs))
+		a.gs = append(a.gs, gState{})
+	}
+	a.gs[i] = gState{id: id, state: trace.GoNotExist, blockSit: -1, sleepSite: -1, lockThread: trace.NoThread, sysThread: trace.NoThread}
+	a.slot[id] = i
+	return i
+}
+
+func (a *goAcc) groupFor(s stackID) int32 {
+	if gi, ok := a.groupOf[s]; ok {
+		return gi
+	}
+	name := a.stacks.info(s).root
+	gi, ok := a.groupBy[name]
+	if !ok {
+		gi = int32(len(a.groups))
+		a.groups = append(a.groups, group{name: name, tracer: isTracerFunc(name)})
+		a.groupBy[name] = gi
+	}
+	a.groupOf[s] = gi
+	return gi
+}
+
+// Event feeds one event.
+func (a *goAcc) Event(ev *trace.Event) {
+	t := ev.Time()
+	if !a.t0Set {
+		a.t0, a.t0Set = t, true
+	}
+	a.lastT = t
+	switch ev.Kind() {
+	case trace.EventStateTransition:
+		st := ev.StateTransition()
+		if st.Resource.Kind == trace.ResourceGoroutine {
+			a.transition(ev, &st)
+		}
+	case trace.EventLog:
+		l := ev.Log()
+		if l.Category != SleepLogCategory {
+			return
+		}
+		n, err := strconv.ParseInt(strings.TrimSpace(l.Message), 10, 64)
+		if err != nil || n <= 0 {
+			return
+		}
+		if i, ok := a.lookup(ev.Goroutine()); ok {
+			a.gs[i].sleepReq = n
+		}
+	}
+}
+
+func (a *goAcc) transition(ev *trace.Event, st *trace.StateTransition) {
+	id := st.Resource.Goroutine()
+	from, to := st.Goroutine()
+	t := ev.Time()
+	if from == to && from != trace.GoUndetermined {
+		return // a status event in a later generation: nothing new
+	}
+	i, ok := a.lookup(id)
+	if !ok {
+		i = a.add(id)
+	}
+	g := &a.gs[i]
+	if g.group == 0 && st.Stack != trace.NoStack {
+		if s := a.stacks.intern(st.Stack); s != 0 {
+			g.group = a.groupFor(s)
+			a.groups[g.group].goroutines++
+		}
+	}
+	gr := &a.groups[g.group]
+
+	// Leaving the old state.
+	switch from {
+	case trace.GoUndetermined, trace.GoNotExist:
+		if from == trace.GoUndetermined {
+			a.atStart++
+		} else {
+			a.created++
+		}
+		if to != trace.GoNotExist {
+			a.alive++
+			a.peak = max(a.peak, a.alive)
+		}
+	case trace.GoRunning:
+		a.running--
+		if g.sinceOK {
+			gr.runningNs += int64(t - g.since)
+		}
+	case trace.GoRunnable:
+		a.runnable--
+		if to == trace.GoRunning {
+			a.started(i, g, ev, t)
+			g = &a.gs[i]
+		}
+	case trace.GoWaiting:
+		a.unblocked(g, t)
+	case trace.GoSyscall:
+		a.sys--
+		a.syscallEnded(g, t, to)
+		if g.sinceOK {
+			gr.syscallNs += int64(t - g.since)
+		}
+	}
+
+	// Entering the new state.
+	switch to {
+	case trace.GoRunnable:
+		a.runnable++
+		switch from {
+		case trace.GoNotExist:
+			g.cause = causeCreation
+		case trace.GoUndetermined:
+			g.cause = causeUnknown
+		case trace.GoRunning:
+			if st.Reason == "runtime.Gosched" {
+				g.cause = causeGosched
+			} else {
+				g.cause = causePreempted
+			}
+		case trace.GoSyscall:
+			g.cause = causeSyscall
+		case trace.GoWaiting:
+			// g.cause still holds the wait's category.
+		}
+	case trace.GoRunning:
+		a.running++
+	case trace.GoWaiting:
+		g.cause = blockCause(st.Reason)
+		g.blockAt = t
+		g.blockSit = -1
+		g.blockStk = 0
+		if from == trace.GoRunning {
+			a.blocked(g, ev, t)
+		} else if g.sleepReq != 0 {
+			g.sleepReq = 0
+		}
+	case trace.GoSyscall:
+		a.sys++
+		g.sysOpen = true
+		g.sysAt = t
+		g.sysThread = ev.Thread()
+		g.sysStack = 0
+		if from == trace.GoRunning {
+			g.sysStack = a.stacks.intern(ev.Stack())
+		}
+	case trace.GoNotExist:
+		a.ended++
+		a.alive--
+	}
+	g.state = to
+	g.since = t
+	g.sinceOK = from != trace.GoUndetermined
+	a.peakThreads = max(a.peakThreads, a.running+a.sys)
+	a.peakSys = max(a.peakSys, a.sys)
+	a.tl.observe(int64(t-a.t0), a.alive, a.runnable, a.running, a.sys)
+
+	if to == trace.GoNotExist {
+		a.finishGoroutine(i, t, true)
+		delete(a.slot, id)
+		a.free = append(a.free, i)
+	}
+}
+
+// started handles Runnable -> Running: scheduling latency and the
+// locked-thread inference.
+func (a *goAcc) started(i int32, g *gState, ev *trace.Event, t trace.Time) {
+	th := ev.Thread()
+	lat := int64(t - g.since)
+	gr := &a.groups[g.group]
+	if g.sinceOK {
+		switch g.cause {
+		case causeCreation:
+			a.creation.Add(lat)
+			gr.creationNs += max(lat, 0)
+		case causeUnknown:
+		default:
+			a.lat.Add(lat)
+			a.byCause[g.cause].Add(lat)
+			gr.lat.Add(lat)
+		}
+	}
+	if g.sleepWoken {
+		s := &a.sleepSites[g.sleepSite]
+		s.postWake.Add(int64(t - g.sleepWake))
+		if g.sleepReq > 0 {
+			s.overshoot.Add(int64(t-g.sleepBlock) - g.sleepReq)
+		}
+		g.sleepWoken = false
+		g.sleepSite = -1
+		g.sleepReq = 0
+	}
+
+	// Exclusivity: another goroutine on this thread breaks a candidate.
+	ts, ok := a.threads[th]
+	if !ok {
+		ts.lastG = trace.NoGoroutine
+	}
+	if ts.lastG != g.id && ts.lastG != trace.NoGoroutine {
+		if j, ok := a.lookup(ts.lastG); ok {
+			if o := &a.gs[j]; o.lockThread == th && o.lockRun > 0 {
+				a.resetLock(j, o)
+			}
+		}
+	}
+	exclusive := ts.lastG == g.id
+	ts.lastG = g.id
+	a.threads[th] = ts
+
+	switch {
+	case isWake(g.cause) && g.sinceOK:
+		if g.lockThread == th && g.lockRun > 0 && exclusive {
+			g.lockRun++
+		} else {
+			a.resetLock(i, g)
+			g.lockThread = th
+			g.lockRun = 1
+		}
+		a.noteHandoff(i, g, lat)
+		if g.cause != causeUnknown && int64(t-g.blockAt) >= int64(a.opts.PinThreshold) && g.blockAt != 0 {
+			a.lockedP[i] = append(a.lockedP[i], a.lockedSpan(g, t, false))
+		}
+	case th != g.lockThread:
+		a.resetLock(i, g)
+	}
+}
+
+func (a *goAcc) noteHandoff(i int32, g *gState, lat int64) {
+	g.handoffN++
+	g.handoffMax = max(g.handoffMax, lat)
+	if g.lockRun == 1 {
+		g.handoff1 = lat
+		g.handoffN = 1
+		g.handoffMax = lat
+		return
+	}
+	h := a.handoff[i]
+	if h == nil {
+		h = new(hist)
+		h.Add(g.handoff1)
+		a.handoff[i] = h
+	}
+	h.Add(lat)
+}
+
+func (a *goAcc) resetLock(i int32, g *gState) {
+	g.lockRun = 0
+	g.lockThread = trace.NoThread
+	g.handoffN, g.handoffMax, g.handoff1 = 0, 0, 0
+	delete(a.handoff, i)
+	delete(a.lockedP, i)
+}
+
+func (a *goAcc) lockedSpan(g *gState, end trace.Time, truncated bool) PinnedEvent {
+	info := a.stacks.info(g.blockStk)
+	f := info.siteFrame()
+	return PinnedEvent{
+		Kind: "locked", GoID: int64(g.id), Func: f.Func, File: f.File, Line: f.Line,
+		Target: causeNames[g.cause], StartNs: int64(g.blockAt - a.t0), DurationNs: int64(end - g.blockAt),
+		Thread: int64(g.lockThread), PLost: true, Truncated: truncated, Stack: info.frames,
+	}
+}
+
+// blocked handles Running -> Waiting.
+func (a *goAcc) blocked(g *gState, ev *trace.Event, t trace.Time) {
+	s := a.stacks.intern(ev.Stack())
+	g.blockStk = s
+	info := a.stacks.info(s)
+	key := blockSiteKey{g.cause, info.sitePC()}
+	bi, ok := a.blockSiteBy[key]
+	if !ok {
+		bi = int32(len(a.blockSites))
+		a.blockSites = append(a.blockSites, blockSite{cause: g.cause, stack: s})
+		a.blockSiteBy[key] = bi
+	}
+	g.blockSit = bi
+
+	if g.cause != causeSleep {
+		g.sleepReq = 0
+		return
+	}
+	si, ok := a.sleepByPC[info.sitePC()]
+	if !ok {
+		si = int32(len(a.sleepSites))
+		a.sleepSites = append(a.sleepSites, sleepSite{stack: s, req: 0})
+		a.sleepByPC[info.sitePC()] = si
+	}
+	req := g.sleepReq
+	if req == 0 && a.opts.Sleep > 0 {
+		req = int64(a.opts.Sleep)
+	}
+	ss := &a.sleepSites[si]
+	ss.count++
+	a.sleepCount++
+	switch {
+	case ss.count == 1:
+		ss.req = req
+	case ss.req != req:
+		ss.req = -1
+	}
+	g.sleepSite = si
+	g.sleepReq = req
+	g.sleepBlock = t
+	g.sleepWoken = false
+}
+
+// unblocked handles Waiting -> anything.
+func (a *goAcc) unblocked(g *gState, t trace.Time) {
+	d := int64(t - g.blockAt)
+	if g.sinceOK {
+		a.groups[g.group].blockedNs += d
+	}
+	a.blockTot[g.cause].Count++
+	a.blockTot[g.cause].TotalNs += d
+	if g.blockSit >= 0 {
+		b := &a.blockSites[g.blockSit]
+		b.count++
+		b.total += d
+	}
+	if g.sleepSite >= 0 {
+		a.sleepSites[g.sleepSite].blocked.Add(int64(t - g.sleepBlock))
+		g.sleepWake = t
+		g.sleepWoken = true
+	}
+}
+
+// syscallEnded handles Syscall -> anything.
+func (a *goAcc) syscallEnded(g *gState, t trace.Time, to trace.GoState) {
+	if !g.sysOpen {
+		return
+	}
+	g.sysOpen = false
+	d := int64(t - g.sysAt)
+	pLost := to == trace.GoRunnable
+	info := a.stacks.info(g.sysStack)
+	a.sysTot.Count++
+	a.sysTot.TotalNs += d
+	if pLost {
+		a.sysPLost++
+	}
+	key := blockSiteKey{causeSyscall, info.sitePC()}
+	bi, ok := a.blockSiteBy[key]
+	if !ok {
+		bi = int32(len(a.blockSites))
+		a.blockSites = append(a.blockSites, blockSite{cause: causeSyscall, stack: g.sysStack})
+		a.blockSiteBy[key] = bi
+	}
+	a.blockSites[bi].count++
+	a.blockSites[bi].total += d
+	if info.cgo != "" {
+		a.cgoTot.Count++
+		a.cgoTot.TotalNs += d
+	}
+	if d >= int64(a.opts.PinThreshold) {
+		a.addPinned(g, a.syscallSpan(g, info, t, pLost, false))
+	}
+}
+
+func (a *goAcc) syscallSpan(g *gState, info *stackInfo, end trace.Time, pLost, truncated bool) PinnedEvent {
+	f := info.siteFrame()
+	kind, target := "syscall", ""
+	if info.cgo != "" {
+		kind, target = "cgo", info.cgo
+	} else if len(info.frames) > 0 {
+		target = info.frames[0].Func
+		for _, fr := range info.frames {
+			if strings.HasPrefix(fr.Func, "syscall.") || strings.HasPrefix(fr.Func, "golang.org/x/sys/") {
+				target = fr.Func
+				break
+			}
+		}
+	}
+	return PinnedEvent{
+		Kind: kind, GoID: int64(g.id), Func: f.Func, File: f.File, Line: f.Line, Target: target,
+		StartNs: int64(g.sysAt - a.t0), DurationNs: int64(end - g.sysAt), Thread: int64(g.sysThread),
+		PLost: pLost, Truncated: truncated, Stack: info.frames,
+	}
+}
+
+const maxPinned = 1000
+
+func (a *goAcc) addPinned(g *gState, e PinnedEvent) {
+	if a.groups[g.group].tracer {
+		if len(a.tracer) < maxPinned {
+			a.tracer = append(a.tracer, e)
+		}
+		return
+	}
+	if len(a.pinned) >= maxPinned {
+		a.dropped++
+		return
+	}
+	a.pinned = append(a.pinned, e)
+}
+
+// finishGoroutine settles a goroutine that ended (or is alive at the end).
+func (a *goAcc) finishGoroutine(i int32, end trace.Time, ended bool) {
+	g := &a.gs[i]
+	if g.group == 0 {
+		a.groups[0].goroutines++
+	}
+	if !ended {
+		if g.sysOpen && int64(end-g.sysAt) >= int64(a.opts.PinThreshold) {
+			a.addPinned(g, a.syscallSpan(g, a.stacks.info(g.sysStack), end, false, true))
+		}
+	}
+	if g.lockRun >= int32(a.opts.MinLockedWakeups) {
+		lg := LockedGoroutine{
+			GoID: int64(g.id), StartFunc: a.groups[g.group].name, Thread: int64(g.lockThread),
+			Wakeups: int64(g.lockRun), HandoffMaxNs: g.handoffMax, HandoffP50Ns: g.handoff1, Ended: ended,
+		}
+		if h := a.handoff[i]; h != nil {
+			lg.HandoffP50Ns = h.Quantile(0.5)
+		}
+		a.locked = append(a.locked, lg)
+		for _, e := range a.lockedP[i] {
+			a.addPinned(g, e)
+		}
+		if !ended && g.state == trace.GoWaiting && g.cause != causeUnknown && int64(end-g.blockAt) >= int64(a.opts.PinThreshold) {
+			a.addPinned(g, a.lockedSpan(g, end, true))
+		}
+	}
+	delete(a.handoff, i)
+	delete(a.lockedP, i)
+}
+
+// finish settles the goroutines still alive at end.
+func (a *goAcc) finish() {
+	ids := make([]trace.GoID, 0, len(a.slot))
+	for id := range a.slot {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		a.finishGoroutine(a.slot[id], a.lastT, false)
+	}
+}
+
+func (a *goAcc) result(r *Report) {
+	a.finish()
+	r.Sched.Count = a.lat.n
+	r.Sched.TotalNs = a.lat.sum
+	r.Sched.PercentilesNs = a.lat.Percentiles()
+	r.Sched.Histogram = a.lat.Pow2Buckets()
+	r.Sched.Creation = a.creation.Distribution()
+	r.Sched.ByCause = []CauseLatency{}
+	for c := range a.byCause {
+		if a.byCause[c].n > 0 {
+			r.Sched.ByCause = append(r.Sched.ByCause, CauseLatency{Cause: causeNames[c], Distribution: a.byCause[c].Distribution()})
+		}
+	}
+	r.Sched.ByGroup = []GroupLatency{}
+	for _, gr := range a.groups {
+		if gr.goroutines == 0 && gr.lat.n == 0 {
+			continue
+		}
+		r.Sched.ByGroup = append(r.Sched.ByGroup, GroupLatency{
+			StartFunc: gr.name, Goroutines: gr.goroutines, Distribution: gr.lat.Distribution(),
+			CreationNs: gr.creationNs, RunningNs: gr.runningNs, BlockedNs: gr.blockedNs, SyscallNs: gr.syscallNs,
+		})
+	}
+	slices.SortStableFunc(r.Sched.ByGroup, func(x, y GroupLatency) int {
+		return cmp.Or(cmp.Compare(y.TotalNs+y.CreationNs, x.TotalNs+x.CreationNs), cmp.Compare(x.StartFunc, y.StartFunc))
+	})
+
+	r.Syscall.Count = a.sysTot.Count
+	r.Syscall.TotalNs = a.sysTot.TotalNs
+	r.Syscall.PLost = a.sysPLost
+	r.Syscall.Cgo = a.cgoTot
+
+	r.Sleep.Count = a.sleepCount
+	r.Sleep.Sites = []SleepSite{}
+	for i := range a.sleepSites {
+		s := &a.sleepSites[i]
+		f := a.stacks.info(s.stack).siteFrame()
+		ss := SleepSite{Func: f.Func, File: f.File, Line: f.Line, Count: s.count,
+			Blocked: s.blocked.Distribution(), PostWake: s.postWake.Distribution(), RequestedNs: max(s.req, 0)}
+		if s.overshoot.n > 0 {
+			d := s.overshoot.Distribution()
+			ss.Overshoot = &d
+		}
+		r.Sleep.Sites = append(r.Sleep.Sites, ss)
+	}
+	slices.SortStableFunc(r.Sleep.Sites, func(x, y SleepSite) int { return cmp.Compare(y.Count, x.Count) })
+
+	slices.SortFunc(a.locked, func(x, y LockedGoroutine) int { return cmp.Compare(x.GoID, y.GoID) })
+	r.Pinned.LockedGoroutines = append([]LockedGoroutine{}, a.locked...)
+	byLen := func(x, y PinnedEvent) int {
+		return cmp.Or(cmp.Compare(y.DurationNs, x.DurationNs), cmp.Compare(x.StartNs, y.StartNs))
+	}
+	slices.SortStableFunc(a.pinned, byLen)
+	slices.SortStableFunc(a.tracer, byLen)
+	r.Pinned.Events = append([]PinnedEvent{}, a.pinned...)
+	r.Pinned.Tracer = append([]PinnedEvent{}, a.tracer...)
+	r.Pinned.Dropped = a.dropped
+
+	r.Goroutines = GoroutineReport{Created: a.created, Ended: a.ended, Peak: a.peak, AtStart: a.atStart, AtEnd: a.alive}
+	r.Threads.Peak = a.peakThreads
+	r.Threads.PeakSyscall = a.peakSys
+
+	// Blocking breakdown; syscalls come from the syscall spans.
+	tot := a.blockTot
+	tot[causeSyscall] = a.sysTot
+	r.Blocking.Reasons = []BlockReason{}
+	for c := range tot {
+		if tot[c].Count == 0 || cause(c) == causeUnknown {
+			continue
+		}
+		br := BlockReason{Reason: causeNames[c], Count: tot[c].Count, TotalNs: tot[c].TotalNs, Sites: []Site{}}
+		var sites []blockSite
+		for _, b := range a.blockSites {
+			if b.cause == cause(c) && b.count > 0 {
+				sites = append(sites, b)
+			}
+		}
+		slices.SortStableFunc(sites, func(x, y blockSite) int { return cmp.Compare(y.total, x.total) })
+		for _, b := range sites[:min(len(sites), 10)] {
+			f := a.stacks.info(b.stack).siteFrame()
+			br.Sites = append(br.Sites, Site{Func: f.Func, File: f.File, Line: f.Line, Count: b.count, TotalNs: b.total})
+		}
+		r.Blocking.Reasons = append(r.Blocking.Reasons, br)
+	}
+	slices.SortStableFunc(r.Blocking.Reasons, func(x, y BlockReason) int { return cmp.Compare(y.TotalNs, x.TotalNs) })
+
+	r.Timeline = a.tl.result()
+}

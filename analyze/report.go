@@ -1,0 +1,312 @@
+package analyze
+
+// This file holds the Report schema: the stable, JSON-tagged result of
+// Analyze. Field names and JSON keys are part of schedscope's public contract
+// (docs/readme-analyze.md documents them); add fields, never rename them.
+
+// SchemaVersion is the version of the Report JSON schema. It changes only
+// when a field is removed or its meaning changes.
+const SchemaVersion = 1
+
+// Report is everything Analyze learned from one execution trace. All
+// durations are nanoseconds of trace time; all times (T…) are nanoseconds
+// since the first event of the trace.
+type Report struct {
+	Schema      int    `json:"schema"`           // SchemaVersion
+	Source      string `json:"source"`           // file name, "-" for stdin, or "" when read from an io.Reader
+	Bytes       int64  `json:"bytes"`            // bytes read from the input
+	Events      int64  `json:"events"`           // events read
+	Generations int    `json:"generations"`      // trace generations (about one per second of tracing)
+	DurationNs  int64  `json:"duration_ns"`      // last event time minus first event time
+	PinThreshNs int64  `json:"pin_threshold_ns"` // Options.PinThreshold used for pinned.events
+
+	Sched      SchedReport     `json:"sched"`
+	Syscall    SyscallReport   `json:"syscall"`
+	Sync       CompatOnly      `json:"sync"`
+	Net        CompatOnly      `json:"net"`
+	Sleep      SleepReport     `json:"sleep"`
+	Pinned     PinnedReport    `json:"pinned"`
+	Goroutines GoroutineReport `json:"goroutines"`
+	Threads    ThreadReport    `json:"threads"`
+	Procs      ProcReport      `json:"procs"`
+	Blocking   BlockingReport  `json:"blocking"`
+	GC         GCReport        `json:"gc"`
+	Timeline   Timeline        `json:"timeline"`
+	Loss       *Loss           `json:"loss,omitempty"` // set when the trace was truncated or corrupt
+}
+
+// Totals is a count of intervals and their summed duration.
+type Totals struct {
+	Count   int64 `json:"count"`
+	TotalNs int64 `json:"total_ns"`
+}
+
+// Percentiles are latency quantiles in nanoseconds. They come from a
+// log-linear histogram with at most 1/32 relative error; Max is exact.
+type Percentiles struct {
+	P50  int64 `json:"p50"`
+	P90  int64 `json:"p90"`
+	P99  int64 `json:"p99"`
+	P999 int64 `json:"p999"`
+	Max  int64 `json:"max"`
+}
+
+// Distribution summarises a set of durations.
+type Distribution struct {
+	Count         int64       `json:"count"`
+	TotalNs       int64       `json:"total_ns"`
+	PercentilesNs Percentiles `json:"percentiles_ns"`
+}
+
+// Bucket is one histogram bar: Count samples with a value below LeNs (and at
+// or above the previous bucket's LeNs).
+type Bucket struct {
+	LeNs  int64 `json:"le_ns"`
+	Count int64 `json:"count"`
+}
+
+// SchedReport is scheduling latency: the time goroutines spent Runnable
+// before they ran.
+type SchedReport struct {
+	// Compat equals `go tool trace -pprof=sched` on the same file: every
+	// Runnable interval clipped to the goroutine's life after its first
+	// start, so creation-to-first-run waiting is excluded.
+	Compat Totals `json:"compat"`
+
+	// Count, TotalNs and PercentilesNs cover every Runnable->Running
+	// transition whose Runnable start is in the trace, except the first
+	// run after creation (that is Creation).
+	Count         int64       `json:"count"`
+	TotalNs       int64       `json:"total_ns"`
+	PercentilesNs Percentiles `json:"percentiles_ns"`
+	// Histogram has power-of-two buckets from 1 µs (empty ones omitted).
+	Histogram []Bucket `json:"histogram"`
+
+	// Creation is the creation-to-first-run latency.
+	Creation Distribution `json:"creation"`
+
+	// ByCause splits the latency by what made the goroutine runnable:
+	// sleep, chan, select, sync, network, syscall (the P was lost),
+	// preempted, gosched, other.
+	ByCause []CauseLatency `json:"by_cause"`
+
+	// ByGroup attributes latency (including creation) to the goroutine that
+	// waited, grouped by its start function, worst total first.
+	ByGroup []GroupLatency `json:"by_group"`
+}
+
+// CauseLatency is the scheduling latency after one kind of wake-up.
+type CauseLatency struct {
+	Cause string `json:"cause"`
+	Distribution
+}
+
+// GroupLatency is the scheduling latency of the goroutines that share a
+// start function.
+type GroupLatency struct {
+	StartFunc  string `json:"start_func"`
+	Goroutines int64  `json:"goroutines"` // goroutines seen with this start function
+	Distribution
+	CreationNs int64 `json:"creation_total_ns"` // creation-to-first-run time, not in Distribution
+	RunningNs  int64 `json:"running_ns"`        // time spent Running
+	BlockedNs  int64 `json:"blocked_ns"`        // time spent Waiting
+	SyscallNs  int64 `json:"syscall_ns"`        // time spent in syscalls (and cgo calls)
+}
+
+// CompatOnly carries the cmd/trace-compatible totals of one pprof profile.
+type CompatOnly struct {
+	// Compat equals `go tool trace -pprof=sync` (chan, select and sync
+	// waits) or `-pprof=net` (network waits) on the same file.
+	Compat Totals `json:"compat"`
+}
+
+// SyscallReport covers time in system calls and cgo calls.
+type SyscallReport struct {
+	// Compat equals `go tool trace -pprof=syscall` on the same file; it
+	// includes the tracer's own writer goroutine.
+	Compat Totals `json:"compat"`
+	// Count and TotalNs cover every completed syscall, cgo call included.
+	Count   int64 `json:"count"`
+	TotalNs int64 `json:"total_ns"`
+	// PLost counts syscalls after which the goroutine lost its P
+	// (GoSyscallEndBlocked): sysmon handed the P to another thread.
+	PLost int64  `json:"p_lost"`
+	Cgo   Totals `json:"cgo"` // the subset that were cgo calls
+}
+
+// SleepReport is time.Sleep wake-up overhead, per call site.
+type SleepReport struct {
+	Count int64       `json:"count"`
+	Sites []SleepSite `json:"sites"` // most calls first
+}
+
+// SleepSite is one time.Sleep call site.
+type SleepSite struct {
+	Func  string `json:"func"`
+	File  string `json:"file"`
+	Line  int64  `json:"line"`
+	Count int64  `json:"count"`
+	// Blocked is the time from blocking in sleep to the timer waking the
+	// goroutine (Waiting -> Runnable).
+	Blocked Distribution `json:"blocked"`
+	// PostWake is the time from the wake-up to running again
+	// (Runnable -> Running).
+	PostWake Distribution `json:"post_wake"`
+	// RequestedNs is the requested duration when every call here asked for
+	// the same one (0 when unknown or mixed); Overshoot covers the calls
+	// whose request was known, from the trace annotation or --sleep.
+	RequestedNs int64         `json:"requested_ns"`
+	Overshoot   *Distribution `json:"overshoot,omitempty"`
+}
+
+// PinnedReport covers goroutines holding OS threads.
+type PinnedReport struct {
+	// LockedGoroutines are goroutines inferred to be locked to their thread
+	// (runtime.LockOSThread emits no event; see docs for the heuristic).
+	LockedGoroutines []LockedGoroutine `json:"locked_goroutines"`
+	// Events are spans of at least pin_threshold_ns where a goroutine held
+	// an OS thread without running Go code, longest first.
+	Events []PinnedEvent `json:"events"`
+	// Tracer holds the same spans for the tracer's own writer goroutine,
+	// which are never the user's.
+	Tracer []PinnedEvent `json:"tracer"`
+	// Dropped counts spans beyond the reported list's cap (1000).
+	Dropped int64 `json:"dropped"`
+}
+
+// LockedGoroutine is a goroutine inferred to be locked to one OS thread.
+type LockedGoroutine struct {
+	GoID      int64  `json:"goid"`
+	StartFunc string `json:"start_func"`
+	Thread    int64  `json:"thread"`
+	// Wakeups counts starts after a wake-up on the locked thread.
+	Wakeups int64 `json:"wakeups"`
+	// Hand-off latency into the locked thread: Runnable -> Running of those
+	// wake-ups.
+	HandoffP50Ns int64 `json:"handoff_p50_ns"`
+	HandoffMaxNs int64 `json:"handoff_max_ns"`
+	Ended        bool  `json:"ended"` // the goroutine exited within the trace
+}
+
+// PinnedEvent is one span where a goroutine held an OS thread without
+// running Go code.
+type PinnedEvent struct {
+	Kind       string  `json:"kind"` // cgo, syscall or locked
+	GoID       int64   `json:"goid"`
+	Func       string  `json:"func"` // the call site: first user frame
+	File       string  `json:"file"`
+	Line       int64   `json:"line"`
+	Target     string  `json:"target"` // the cgo function, syscall entry or block reason
+	StartNs    int64   `json:"start_ns"`
+	DurationNs int64   `json:"duration_ns"`
+	Thread     int64   `json:"thread"`
+	PLost      bool    `json:"p_lost"`    // the P was taken away (syscall/cgo) or released (locked)
+	Truncated  bool    `json:"truncated"` // still open when the trace ended
+	Stack      []Frame `json:"stack"`     // leaf first
+}
+
+// Frame is one stack frame.
+type Frame struct {
+	Func string `json:"func"`
+	File string `json:"file"`
+	Line int64  `json:"line"`
+}
+
+// GoroutineReport is the goroutine lifecycle.
+type GoroutineReport struct {
+	Created int64 `json:"created"` // created within the trace
+	Ended   int64 `json:"ended"`   // exited within the trace
+	Peak    int64 `json:"peak"`    // most alive at once
+	AtStart int64 `json:"at_start"`
+	AtEnd   int64 `json:"at_end"`
+}
+
+// ThreadReport is OS threads (Ms).
+type ThreadReport struct {
+	Seen int64 `json:"seen"` // distinct threads with events
+	// Peak is the most threads busy at once: running Go code (holding a P)
+	// or in a syscall/cgo call.
+	Peak int64 `json:"peak"`
+	// PeakSyscall is the most goroutines in syscalls at once.
+	PeakSyscall int64 `json:"peak_syscall"`
+}
+
+// ProcReport is Ps and GOMAXPROCS.
+type ProcReport struct {
+	GOMAXPROCS int64              `json:"gomaxprocs"` // last value seen
+	Changes    []GOMAXPROCSChange `json:"changes"`    // every value seen, in order
+	// Utilisation is each P's fraction of the trace spent running.
+	Utilisation []ProcUse `json:"utilisation"`
+}
+
+// GOMAXPROCSChange is a GOMAXPROCS value observed at a time.
+type GOMAXPROCSChange struct {
+	TNs   int64 `json:"t_ns"`
+	Value int64 `json:"value"`
+}
+
+// ProcUse is one P's busy fraction.
+type ProcUse struct {
+	Proc      int64   `json:"proc"`
+	RunningNs int64   `json:"running_ns"`
+	Fraction  float64 `json:"fraction"`
+}
+
+// BlockingReport breaks goroutine blocking down by reason.
+type BlockingReport struct {
+	// Reasons, largest total first: chan, select, sync, network, sleep,
+	// syscall, gc, preempted, other.
+	Reasons []BlockReason `json:"reasons"`
+}
+
+// BlockReason is the blocking under one reason.
+type BlockReason struct {
+	Reason  string `json:"reason"`
+	Count   int64  `json:"count"`
+	TotalNs int64  `json:"total_ns"`
+	Sites   []Site `json:"sites"` // top call sites, largest total first (at most 10)
+}
+
+// Site is one call site with its totals.
+type Site struct {
+	Func    string `json:"func"`
+	File    string `json:"file"`
+	Line    int64  `json:"line"`
+	Count   int64  `json:"count"`
+	TotalNs int64  `json:"total_ns"`
+}
+
+// GCReport is garbage collection and stop-the-world time.
+type GCReport struct {
+	Count    int64 `json:"count"`     // GC cycles (concurrent mark phases)
+	MarkNs   int64 `json:"mark_ns"`   // time in the concurrent mark phase
+	STWCount int64 `json:"stw_count"` // stop-the-world pauses
+	STWNs    int64 `json:"stw_ns"`    // time stopped
+	STWMaxNs int64 `json:"stw_max_ns"`
+	AssistNs int64 `json:"assist_ns"` // goroutine time in GC mark assists
+}
+
+// Timeline is a compact time series of the scheduler's state, for plots.
+// Each point covers [TNs, TNs+StepNs); values are the maximum seen in it.
+type Timeline struct {
+	StepNs int64       `json:"step_ns"`
+	Points []TimePoint `json:"points"`
+}
+
+// TimePoint is one Timeline step.
+type TimePoint struct {
+	TNs        int64 `json:"t_ns"`
+	Goroutines int32 `json:"goroutines"` // alive
+	Runnable   int32 `json:"runnable"`
+	Running    int32 `json:"running"`
+	Syscall    int32 `json:"syscall"`
+	Threads    int32 `json:"threads"` // busy threads: running + syscall
+}
+
+// Loss says how much of a damaged trace could not be used.
+type Loss struct {
+	Error      string  `json:"error"`       // the parser's error
+	ValidBytes int64   `json:"valid_bytes"` // bytes up to the last complete generation
+	TotalBytes int64   `json:"total_bytes"` // input size, when known (0 for streams)
+	LostPct    float64 `json:"lost_pct"`    // share of the input after the last good point
+}

@@ -1,0 +1,84 @@
+package analyze
+
+import "time"
+
+// timelineMaxPoints bounds the timeline: past it, neighbouring points merge
+// and the step doubles.
+const timelineMaxPoints = 2048
+
+// timeline accumulates TimePoints: each holds the maximum of each value
+// within its step. Not safe for concurrent use.
+type timeline struct {
+	step   int64
+	points []TimePoint
+	cur    TimePoint // the step being filled
+	last   TimePoint // the latest state observed
+	curIdx int64
+	have   bool
+}
+
+func (tl *timeline) init(step time.Duration) {
+	tl.step = int64(step)
+	if tl.step <= 0 {
+		tl.step = int64(10 * time.Millisecond)
+	}
+}
+
+// observe records the state at time t (ns since the trace start).
+func (tl *timeline) observe(t, alive, runnable, running, sys int64) {
+	tl.have = true
+	for t/tl.step > tl.curIdx {
+		tl.flush()
+		tl.curIdx++
+		tl.cur = tl.last
+		tl.cur.TNs = tl.curIdx * tl.step
+	}
+	tl.last = TimePoint{Goroutines: int32(alive), Runnable: int32(runnable), Running: int32(running),
+		Syscall: int32(sys), Threads: int32(running + sys)}
+	p := &tl.cur
+	p.Goroutines = max(p.Goroutines, int32(alive))
+	p.Runnable = max(p.Runnable, int32(runnable))
+	p.Running = max(p.Running, int32(running))
+	p.Syscall = max(p.Syscall, int32(sys))
+	p.Threads = max(p.Threads, int32(running+sys))
+}
+
+// flush appends the current point.
+func (tl *timeline) flush() {
+	tl.points = append(tl.points, tl.cur)
+	if len(tl.points) >= timelineMaxPoints {
+		tl.coarsen()
+	}
+}
+
+func (tl *timeline) coarsen() {
+	n := 0
+	for i := 0; i < len(tl.points); i += 2 {
+		p := tl.points[i]
+		if i+1 < len(tl.points) {
+			q := tl.points[i+1]
+			p.Goroutines = max(p.Goroutines, q.Goroutines)
+			p.Runnable = max(p.Runnable, q.Runnable)
+			p.Running = max(p.Running, q.Running)
+			p.Syscall = max(p.Syscall, q.Syscall)
+			p.Threads = max(p.Threads, q.Threads)
+		}
+		p.TNs = int64(n) * tl.step * 2
+		tl.points[n] = p
+		n++
+	}
+	tl.points = tl.points[:n]
+	tl.step *= 2
+	tl.curIdx = int64(n) - 1
+}
+
+func (tl *timeline) result() Timeline {
+	out := Timeline{StepNs: tl.step, Points: []TimePoint{}}
+	if tl.have {
+		out.Points = append(out.Points, tl.points...)
+		c := tl.cur
+		c.TNs = int64(len(out.Points)) * tl.step
+		out.Points = append(out.Points, c)
+	}
+	return out
+}
