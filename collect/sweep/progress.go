@@ -1,0 +1,66 @@
+package sweep
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// PlainProgress returns a Config.Progress function that writes one plain
+// line per event to w (live ticks are skipped), for a terminal that is not a
+// TTY or a log file. Write errors are ignored: progress is advisory.
+func PlainProgress(w io.Writer) func(Event) {
+	return func(e Event) {
+		if line := FormatEvent(e); line != "" {
+			fmt.Fprintln(w, line)
+		}
+	}
+}
+
+// FormatEvent renders e as one line, or "" for events not worth a line
+// (ticks).
+func FormatEvent(e Event) string {
+	head := fmt.Sprintf("[%d/%d] GOMAXPROCS %d iteration %d", e.Done, e.Total, e.GOMAXPROCS, e.Iteration)
+	switch e.Kind {
+	case EventStart:
+		if e.GOMAXPROCS == 0 {
+			return fmt.Sprintf("[%d/%d] live target started, pid %d", e.Done, e.Total, e.PID)
+		}
+		pin := "not pinned"
+		if e.Pinned != "" {
+			pin = "taskset -c " + e.Pinned
+		}
+		return fmt.Sprintf("%s: started pid %d (%s)", head, e.PID, pin)
+	case EventReady:
+		return fmt.Sprintf("%s: target answers", head)
+	case EventWarmup:
+		return fmt.Sprintf("%s: warm-up at %g req/s for %v", head, e.Rate, e.Duration)
+	case EventPhase:
+		return ""
+	case EventStep:
+		s := e.Step
+		var b strings.Builder
+		fmt.Fprintf(&b, "%s: %g req/s offered -> %.1f 2xx/s, p50 %.1f ms, p99 %.1f ms, errors %d, not sent %d",
+			head, s.Rate, s.OKPerSec, s.P50MS, s.P99MS, s.Errors, s.NotSent)
+		if s.CPUPerRequestUS > 0 {
+			fmt.Fprintf(&b, ", target CPU %.0f us/req", s.CPUPerRequestUS)
+		}
+		if s.RSSBytes > 0 {
+			fmt.Fprintf(&b, ", RSS %.1f MB", float64(s.RSSBytes)/1e6)
+		}
+		if s.GeneratorBound {
+			b.WriteString(" [generator-bound]")
+		}
+		return b.String()
+	case EventStop:
+		if e.Err != nil {
+			return fmt.Sprintf("%s: stopped: %v", head, e.Err)
+		}
+		return fmt.Sprintf("%s: stopped", head)
+	case EventResumed:
+		return fmt.Sprintf("[%d/%d] resuming: %d steps already done", e.Done, e.Total, e.Done)
+	case EventFinished:
+		return fmt.Sprintf("[%d/%d] sweep finished", e.Done, e.Total)
+	}
+	return ""
+}

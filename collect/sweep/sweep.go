@@ -1,0 +1,640 @@
+// Package sweep runs a GOMAXPROCS sweep: for each GOMAXPROCS value and
+// iteration it starts a fresh target process with GOMAXPROCS in its
+// environment (pinned with taskset to that many CPUs when the machine has
+// them), waits until the target answers, warms it up, offers a ladder of
+// rates with the open-model generator, records what the generator measured
+// and the target's CPU and RSS, and stops the process.
+//
+// Every finished step is written to the sweep directory at once (see Plan,
+// Step and Load), so an interrupted sweep keeps its finished steps and Run
+// with Config.Resume continues where it stopped. The analysis (knee,
+// capacity, recommendation) lives in analyze/capacity and analyze/report;
+// this package only measures.
+//
+// Why a fresh process per step group is the default: in one long-lived
+// process a warmed heap, sync.Pools, caches, grown goroutine stacks and the
+// connection pool carry over from one GOMAXPROCS value to the next, so the
+// later values are measured on a warmer target than the earlier ones. Live
+// mode (Config.Live) changes GOMAXPROCS through the in-target agent instead,
+// for a target that cannot be restarted; its results carry that bias.
+package sweep
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Loader offers load to the target. Run calls it for the warm-up and once per
+// step, from one goroutine at a time.
+type Loader interface {
+	Offer(ctx context.Context, o Offer) (Measured, error)
+}
+
+// LoaderFunc adapts a function to Loader.
+type LoaderFunc func(ctx context.Context, o Offer) (Measured, error)
+
+// Offer calls f.
+func (f LoaderFunc) Offer(ctx context.Context, o Offer) (Measured, error) { return f(ctx, o) }
+
+var _ Loader = LoaderFunc(nil)
+
+// Offer is one phase of open-model load.
+type Offer struct {
+	URL      string
+	Rate     float64 // requests per second
+	Duration time.Duration
+	Warmup   bool // a warm-up phase: measured but not recorded as a step
+	// Progress, when set, receives the phase's live figures; the Loader
+	// calls it from one goroutine and never after Offer returns.
+	Progress func(PhaseProgress)
+}
+
+// PhaseProgress is a live snapshot of the phase being offered.
+type PhaseProgress struct {
+	Elapsed, Total time.Duration
+	Sent, OK       int64
+	Errors         int64
+	NotSent        int64
+	OKPerSec       float64       // over the last progress interval
+	P99            time.Duration // phase so far
+}
+
+// Measured is what the generator measured over one phase.
+type Measured struct {
+	Duration          time.Duration
+	Sent, OK, NotSent int64
+	Errors, Timeouts  int64
+	OKPerSec          float64
+	P50, P99, Max     time.Duration
+	Verdicts          []string
+	GeneratorBound    bool
+	GeneratorCPUCores float64
+	// Interrupted: the context ended during the phase; the figures are
+	// partial and Run does not record them.
+	Interrupted bool
+}
+
+// Config is one sweep. Zero values of optional fields have the documented
+// defaults; Run validates everything before it starts a process.
+type Config struct {
+	// Command is the target's shell command line (run with sh -c), or Argv
+	// the target's argv. One of them is required, except in Live mode where
+	// neither means the target is already running at URL.
+	Command string
+	Argv    []string
+	// Fixture, Scenario, Model and ConcurrencyLimit describe the target for
+	// the plan (see ParseFixture); informational only.
+	Fixture          string
+	Scenario         string
+	Model            string
+	ConcurrencyLimit int
+	// URL receives the load; it must answer 2xx before any load is sent.
+	URL string
+	// Agent is the in-target agent's base URL; "" means none (no agent
+	// figures). AgentToken is its bearer token, if it needs one.
+	Agent      string
+	AgentToken string
+	// AgentOptional: an agent that does not answer is ignored (its figures
+	// are left out) instead of stopping the sweep. Set for the fixture's
+	// agent, which a build may not mount.
+	AgentOptional bool
+	// Live: one process, GOMAXPROCS set through the agent before each
+	// value's ladder. Requires Agent.
+	Live bool
+
+	GOMAXPROCS []int     // values to sweep, each >= 1; required
+	Rates      []float64 // offered rates of the ladder, each > 0; required
+	Iterations int       // processes per GOMAXPROCS value; 0 means 3
+	Warmup     time.Duration
+	Duration   time.Duration // per rate; 0 means 20 s
+	Pause      time.Duration // after the warm-up and between rates
+	// ReadyTimeout bounds the wait for a new target to answer; 0 means 20 s.
+	ReadyTimeout time.Duration
+	// NoPin disables taskset pinning.
+	NoPin bool
+
+	// Dir is the sweep directory. It must not hold a sweep unless Resume
+	// is set; with Resume, the plan in Dir is used and the other fields
+	// above are ignored.
+	Dir    string
+	Resume bool
+
+	// Loader sends the load. Required.
+	Loader Loader
+	// Progress, when set, receives every Event, from Run's goroutine (or
+	// the Loader's, for PhaseProgress). It must return quickly.
+	Progress func(Event)
+}
+
+// Defaults of Config.
+const (
+	DefaultIterations   = 3
+	DefaultDuration     = 20 * time.Second
+	DefaultReadyTimeout = 20 * time.Second
+)
+
+// EventKind says what an Event reports.
+type EventKind string
+
+// The event kinds, in the order a step group produces them.
+const (
+	EventStart    EventKind = "start"    // a target process was started (or GOMAXPROCS set, live)
+	EventReady    EventKind = "ready"    // it answered 2xx
+	EventWarmup   EventKind = "warmup"   // warm-up began
+	EventPhase    EventKind = "phase"    // a step's phase began
+	EventTick     EventKind = "tick"     // live figures of the running phase
+	EventStep     EventKind = "step"     // a step finished and was written
+	EventStop     EventKind = "stop"     // the target was stopped
+	EventResumed  EventKind = "resumed"  // a resumed sweep found steps already done
+	EventFinished EventKind = "finished" // every step is done
+)
+
+// Event is the progress value Run delivers to Config.Progress. A TUI can
+// keep a bar per step (Index of Total) and fill a table from EventStep.
+type Event struct {
+	Kind       EventKind
+	GOMAXPROCS int
+	Iteration  int
+	Rate       float64
+	// Index is the 1-based number of the step in the plan; Total the
+	// plan's step count; Done the steps finished so far.
+	Index, Total, Done int
+	// Duration is the phase's planned length (EventWarmup, EventPhase).
+	Duration time.Duration
+	PID      int    // the target's process id (EventStart, EventReady)
+	Pinned   string // taskset CPU list, "" when not pinned (EventStart)
+	// Tick is set for EventTick; Step for EventStep.
+	Tick *PhaseProgress
+	Step *Step
+	// Err is a non-fatal problem (EventStop: the target had to be killed).
+	Err error
+}
+
+// Run runs the sweep described by cfg and returns the sweep directory's
+// contents. On error or interruption the returned Sweep (when not nil) holds
+// every step finished so far; they are on disk, and Run with Resume continues.
+func Run(ctx context.Context, cfg Config) (*Sweep, error) {
+	if cfg.Loader == nil {
+		return nil, errors.New("sweep: no load generator")
+	}
+	if cfg.Dir == "" {
+		return nil, errors.New("sweep: no output directory")
+	}
+	var plan Plan
+	if cfg.Resume {
+		s, err := Load(cfg.Dir)
+		if err != nil {
+			return nil, fmt.Errorf("resume: %w", err)
+		}
+		plan = s.Plan
+	} else {
+		var err error
+		if plan, err = NewPlan(cfg); err != nil {
+			return nil, err
+		}
+		if _, err := os.Stat(filepath.Join(cfg.Dir, PlanFile)); err == nil {
+			return nil, fmt.Errorf("%s already holds a sweep: use --resume %s, or another --out", cfg.Dir, cfg.Dir)
+		}
+	}
+	for _, d := range []string{cfg.Dir, filepath.Join(cfg.Dir, StepsDir), filepath.Join(cfg.Dir, LogsDir)} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, fmt.Errorf("sweep directory: %w", err)
+		}
+	}
+	if !cfg.Resume {
+		if err := writeJSON(filepath.Join(cfg.Dir, PlanFile), plan); err != nil {
+			return nil, fmt.Errorf("sweep plan: %w", err)
+		}
+	}
+	r := &runner{cfg: cfg, plan: plan, allowed: AllowedCPUs()}
+	err := r.run(ctx)
+	s, lerr := Load(cfg.Dir)
+	if lerr != nil {
+		return nil, errors.Join(err, lerr)
+	}
+	return s, err
+}
+
+// NewPlan validates cfg (everything except Loader and Dir) and returns the
+// plan it describes, with defaults applied and this machine described. Bad
+// input gives a one-line error naming the problem.
+func NewPlan(cfg Config) (Plan, error) {
+	p := Plan{
+		Version: PlanVersion, Command: cfg.Command, Argv: cfg.Argv, Fixture: cfg.Fixture,
+		URL: cfg.URL, Agent: cfg.Agent, Live: cfg.Live, Scenario: cfg.Scenario, Model: cfg.Model,
+		ConcurrencyLimit: cfg.ConcurrencyLimit,
+		Iterations:       cfg.Iterations, Pinned: !cfg.NoPin && !cfg.Live,
+		Machine: DescribeMachine(), Started: time.Now().UTC(),
+	}
+	if len(cfg.GOMAXPROCS) == 0 {
+		return p, errors.New("no GOMAXPROCS values: give --gomaxprocs 1,2,4")
+	}
+	seen := map[int]bool{}
+	for _, g := range cfg.GOMAXPROCS {
+		if g < 1 || g > 4096 {
+			return p, fmt.Errorf("GOMAXPROCS %d: must be in [1, 4096]", g)
+		}
+		if seen[g] {
+			return p, fmt.Errorf("GOMAXPROCS %d given twice", g)
+		}
+		seen[g] = true
+		p.GOMAXPROCS = append(p.GOMAXPROCS, g)
+	}
+	sort.Ints(p.GOMAXPROCS)
+	if len(cfg.Rates) == 0 {
+		return p, errors.New("no offered rates: give --rates 100,200,400")
+	}
+	seenRate := map[float64]bool{}
+	for _, r := range cfg.Rates {
+		if !(r > 0) || r > 1e7 || math.IsInf(r, 0) {
+			return p, fmt.Errorf("rate %g: must be > 0 and at most 10,000,000 req/s", r)
+		}
+		if seenRate[r] {
+			return p, fmt.Errorf("rate %g given twice", r)
+		}
+		seenRate[r] = true
+		p.Rates = append(p.Rates, r)
+	}
+	sort.Float64s(p.Rates)
+	if p.Iterations == 0 {
+		p.Iterations = DefaultIterations
+	}
+	if p.Iterations < 1 || p.Iterations > 100 {
+		return p, fmt.Errorf("iterations %d: must be in [1, 100]", cfg.Iterations)
+	}
+	for name, d := range map[string]time.Duration{"warmup": cfg.Warmup, "duration": cfg.Duration, "pause": cfg.Pause, "ready timeout": cfg.ReadyTimeout} {
+		if d < 0 {
+			return p, fmt.Errorf("%s %v: must not be negative", name, d)
+		}
+	}
+	dur := cfg.Duration
+	if dur == 0 {
+		dur = DefaultDuration
+	}
+	p.WarmupS, p.DurationS, p.PauseS = cfg.Warmup.Seconds(), dur.Seconds(), cfg.Pause.Seconds()
+	if err := checkHTTPURL("--url", cfg.URL); err != nil {
+		return p, err
+	}
+	if cfg.Agent != "" {
+		if err := checkHTTPURL("--agent", cfg.Agent); err != nil {
+			return p, err
+		}
+	}
+	hasCmd := strings.TrimSpace(cfg.Command) != "" || len(cfg.Argv) > 0
+	switch {
+	case cfg.Live && cfg.Agent == "":
+		return p, errors.New("--live changes GOMAXPROCS through the agent: give --agent URL")
+	case !cfg.Live && !hasCmd:
+		return p, errors.New("no target command: give --cmd 'COMMAND' or --fixture 'SCENARIO --model M' (or --live --agent URL for a running target)")
+	}
+	return p, nil
+}
+
+func checkHTTPURL(flag, s string) error {
+	if s == "" {
+		return fmt.Errorf("no %s given", strings.TrimPrefix(flag, "--"))
+	}
+	if !strings.HasPrefix(s, "http://") && !strings.HasPrefix(s, "https://") {
+		return fmt.Errorf("%s %q: want an http:// URL", flag, s)
+	}
+	return nil
+}
+
+// runner carries one Run's state.
+type runner struct {
+	cfg     Config
+	plan    Plan
+	allowed []int
+	done    int
+	total   int
+}
+
+func (r *runner) emit(e Event) {
+	if r.cfg.Progress == nil {
+		return
+	}
+	e.Total, e.Done = r.total, r.done
+	r.cfg.Progress(e)
+}
+
+// group is the steps one target process (or one live GOMAXPROCS setting) runs.
+type group struct {
+	gomaxprocs, iteration int
+	steps                 []StepKey
+	first                 int // plan index (0-based) of the group's first step
+}
+
+func (r *runner) groups() []group {
+	s := &Sweep{Plan: r.plan}
+	if loaded, err := Load(r.cfg.Dir); err == nil {
+		s = loaded
+	}
+	done := s.Done()
+	all := r.plan.Steps()
+	r.total = len(all)
+	var out []group
+	for i, k := range all {
+		if done[k] {
+			r.done++
+			continue
+		}
+		n := len(out)
+		if n == 0 || out[n-1].gomaxprocs != k.GOMAXPROCS || out[n-1].iteration != k.Iteration {
+			out = append(out, group{gomaxprocs: k.GOMAXPROCS, iteration: k.Iteration, first: i})
+			n++
+		}
+		out[n-1].steps = append(out[n-1].steps, k)
+	}
+	return out
+}
+
+func (r *runner) run(ctx context.Context) error {
+	groups := r.groups()
+	if r.done > 0 {
+		r.emit(Event{Kind: EventResumed})
+	}
+	if len(groups) == 0 {
+		r.emit(Event{Kind: EventFinished})
+		return nil
+	}
+	var agent *AgentClient
+	if r.plan.Agent != "" {
+		var err error
+		if agent, err = NewAgentClient(r.plan.Agent, r.cfg.AgentToken); err != nil {
+			return err
+		}
+		defer agent.Close()
+	}
+	if r.plan.Live {
+		return r.runLive(ctx, groups, agent)
+	}
+	for _, g := range groups {
+		if err := r.runGroup(ctx, g, agent); err != nil {
+			return err
+		}
+	}
+	r.emit(Event{Kind: EventFinished})
+	return nil
+}
+
+// runGroup runs one fresh target process through its steps.
+func (r *runner) runGroup(ctx context.Context, g group, agent *AgentClient) (err error) {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	pinned := ""
+	if r.plan.Pinned {
+		if list, ok := PinList(r.allowed, g.gomaxprocs); ok {
+			pinned = list
+		}
+	}
+	logPath := filepath.Join(r.cfg.Dir, LogsDir, fmt.Sprintf("gomaxprocs-%03d_iter-%02d.log", g.gomaxprocs, g.iteration))
+	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("target log: %w", err)
+	}
+	defer func() {
+		if cerr := logFile.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("target log: %w", cerr)
+		}
+	}()
+	p, err := Start(Target{Command: r.plan.Command, Argv: r.plan.Argv, GOMAXPROCS: g.gomaxprocs, CPUs: pinned, Log: logFile})
+	if err != nil {
+		return err
+	}
+	r.emit(Event{Kind: EventStart, GOMAXPROCS: g.gomaxprocs, Iteration: g.iteration, PID: p.PID(), Pinned: pinned})
+	defer func() {
+		serr := p.Stop()
+		r.emit(Event{Kind: EventStop, GOMAXPROCS: g.gomaxprocs, Iteration: g.iteration, PID: p.PID(), Err: serr})
+	}()
+	if err := WaitReady(ctx, p, r.plan.URL, r.readyTimeout()); err != nil {
+		return fmt.Errorf("GOMAXPROCS %d, iteration %d: %w", g.gomaxprocs, g.iteration, err)
+	}
+	r.emit(Event{Kind: EventReady, GOMAXPROCS: g.gomaxprocs, Iteration: g.iteration, PID: p.PID()})
+	if agent != nil {
+		fig, err := agent.Figures(ctx)
+		switch {
+		case err != nil && r.cfg.AgentOptional:
+			agent = nil
+		case err != nil:
+			return fmt.Errorf("GOMAXPROCS %d, iteration %d: %w", g.gomaxprocs, g.iteration, err)
+		case int(fig.GOMAXPROCS) != g.gomaxprocs:
+			return fmt.Errorf("GOMAXPROCS %d, iteration %d: the target reports GOMAXPROCS %d: does it set it itself?", g.gomaxprocs, g.iteration, int(fig.GOMAXPROCS))
+		}
+	}
+	return r.ladder(ctx, g, p, pinned, agent)
+}
+
+// runLive runs every group in one target, setting GOMAXPROCS via the agent.
+func (r *runner) runLive(ctx context.Context, groups []group, agent *AgentClient) (err error) {
+	var p *Process
+	if strings.TrimSpace(r.plan.Command) != "" || len(r.plan.Argv) > 0 {
+		logFile, err := os.OpenFile(filepath.Join(r.cfg.Dir, LogsDir, "live.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return fmt.Errorf("target log: %w", err)
+		}
+		defer logFile.Close()
+		if p, err = Start(Target{Command: r.plan.Command, Argv: r.plan.Argv, Log: logFile}); err != nil {
+			return err
+		}
+		r.emit(Event{Kind: EventStart, PID: p.PID()})
+		defer func() {
+			serr := p.Stop()
+			r.emit(Event{Kind: EventStop, PID: p.PID(), Err: serr})
+		}()
+	}
+	if err := WaitReady(ctx, p, r.plan.URL, r.readyTimeout()); err != nil {
+		return err
+	}
+	for _, g := range groups {
+		if err := agent.SetGOMAXPROCS(ctx, g.gomaxprocs); err != nil {
+			return fmt.Errorf("live GOMAXPROCS %d: %w", g.gomaxprocs, err)
+		}
+		r.emit(Event{Kind: EventReady, GOMAXPROCS: g.gomaxprocs, Iteration: g.iteration})
+		if err := r.ladder(ctx, g, p, "", agent); err != nil {
+			return err
+		}
+	}
+	r.emit(Event{Kind: EventFinished})
+	return nil
+}
+
+func (r *runner) readyTimeout() time.Duration {
+	if r.cfg.ReadyTimeout > 0 {
+		return r.cfg.ReadyTimeout
+	}
+	return DefaultReadyTimeout
+}
+
+// ladder warms the target up at the group's lowest rate, then offers each
+// step's rate and writes the step when it ends. p may be nil (live mode on a
+// running target): then no CPU or RSS is recorded.
+func (r *runner) ladder(ctx context.Context, g group, p *Process, pinned string, agent *AgentClient) error {
+	if w := r.plan.Warmup(); w > 0 {
+		r.emit(Event{Kind: EventWarmup, GOMAXPROCS: g.gomaxprocs, Iteration: g.iteration, Rate: g.steps[0].Rate, Duration: w})
+		m, err := r.cfg.Loader.Offer(ctx, Offer{URL: r.plan.URL, Rate: g.steps[0].Rate, Duration: w, Warmup: true, Progress: r.ticker(g, g.steps[0].Rate)})
+		if err != nil {
+			return fmt.Errorf("GOMAXPROCS %d, iteration %d: warm-up: %w", g.gomaxprocs, g.iteration, err)
+		}
+		if m.Interrupted || ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
+		if err := sleep(ctx, r.plan.Pause()); err != nil {
+			return err
+		}
+	}
+	for i, k := range g.steps {
+		if i > 0 {
+			if err := sleep(ctx, r.plan.Pause()); err != nil {
+				return err
+			}
+		}
+		if p != nil {
+			if exited, xerr := p.Exited(); exited {
+				return fmt.Errorf("GOMAXPROCS %d, iteration %d: target exited before %g req/s: %v", g.gomaxprocs, g.iteration, k.Rate, xerr)
+			}
+		}
+		st, err := r.step(ctx, g, i, k, p, pinned, agent)
+		if err != nil {
+			return err
+		}
+		if err := writeJSON(filepath.Join(r.cfg.Dir, StepsDir, k.File()), st); err != nil {
+			return fmt.Errorf("sweep step: %w", err)
+		}
+		r.done++
+		r.emit(Event{Kind: EventStep, GOMAXPROCS: k.GOMAXPROCS, Iteration: k.Iteration, Rate: k.Rate, Index: g.first + i + 1, Step: st})
+	}
+	return nil
+}
+
+func (r *runner) step(ctx context.Context, g group, i int, k StepKey, p *Process, pinned string, agent *AgentClient) (*Step, error) {
+	var before, after Usage
+	var usageErr error
+	if p != nil {
+		before, usageErr = p.Usage()
+	}
+	var figBefore *AgentFigures
+	if agent != nil {
+		figBefore, _ = agent.Figures(ctx)
+	}
+	r.emit(Event{Kind: EventPhase, GOMAXPROCS: k.GOMAXPROCS, Iteration: k.Iteration, Rate: k.Rate, Index: g.first + i + 1, Duration: r.plan.Duration()})
+	start := time.Now().UTC()
+	m, err := r.cfg.Loader.Offer(ctx, Offer{URL: r.plan.URL, Rate: k.Rate, Duration: r.plan.Duration(), Progress: r.ticker(g, k.Rate)})
+	if err != nil {
+		return nil, fmt.Errorf("GOMAXPROCS %d, iteration %d, %g req/s: %w", k.GOMAXPROCS, k.Iteration, k.Rate, err)
+	}
+	if m.Interrupted || ctx.Err() != nil {
+		return nil, context.Cause(ctx)
+	}
+	st := &Step{
+		StepKey: k, Pinned: pinned, Start: start, DurationS: m.Duration.Seconds(),
+		Sent: m.Sent, OK: m.OK, Errors: m.Errors, Timeouts: m.Timeouts, NotSent: m.NotSent, OKPerSec: m.OKPerSec,
+		P50MS: ms(m.P50), P99MS: ms(m.P99), MaxMS: ms(m.Max),
+		GeneratorBound: m.GeneratorBound, Verdicts: m.Verdicts, GeneratorCPUCores: m.GeneratorCPUCores,
+	}
+	if p != nil {
+		st.TargetPID = p.PID()
+		after, err = p.Usage()
+		if usageErr == nil && err == nil {
+			st.TargetCPUS = (after.CPU - before.CPU).Seconds()
+			if st.OK > 0 {
+				st.CPUPerRequestUS = st.TargetCPUS / float64(st.OK) * 1e6
+			}
+			st.RSSBytes, st.PeakRSSBytes, st.Threads = after.RSS, after.PeakRSS, after.Threads
+		}
+	}
+	if agent != nil {
+		if fig, err := agent.Figures(ctx); err == nil {
+			if figBefore != nil {
+				fig.GoroutinesCreated -= figBefore.GoroutinesCreated
+			}
+			st.Agent = fig
+		}
+	}
+	return st, nil
+}
+
+func (r *runner) ticker(g group, rate float64) func(PhaseProgress) {
+	if r.cfg.Progress == nil {
+		return nil
+	}
+	return func(pp PhaseProgress) {
+		r.emit(Event{Kind: EventTick, GOMAXPROCS: g.gomaxprocs, Iteration: g.iteration, Rate: rate, Tick: &pp})
+	}
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	case <-t.C:
+		return nil
+	}
+}
+
+// Machine describes the machine a sweep ran on.
+type Machine struct {
+	CPUs        int    `json:"cpus"`         // runtime.NumCPU
+	AllowedCPUs string `json:"allowed_cpus"` // this process's affinity, taskset list
+	CPUModel    string `json:"cpu_model,omitempty"`
+	Kernel      string `json:"kernel,omitempty"`
+	GOOS        string `json:"goos"`
+	GOARCH      string `json:"goarch"`
+	GoVersion   string `json:"go_version"` // the sweeping binary's
+	// LoadAverage is /proc/loadavg's first three fields at the start.
+	LoadAverage string `json:"load_average,omitempty"`
+}
+
+// DescribeMachine reads what it can about this machine; fields it cannot
+// read are left empty.
+func DescribeMachine() Machine {
+	m := Machine{CPUs: runtime.NumCPU(), AllowedCPUs: formatCPUList(AllowedCPUs()),
+		GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, GoVersion: runtime.Version()}
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if name, value, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(name) == "model name" {
+				m.CPUModel = strings.TrimSpace(value)
+				break
+			}
+		}
+	}
+	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		m.Kernel = strings.TrimSpace(string(b))
+	}
+	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
+		if f := strings.Fields(string(b)); len(f) >= 3 {
+			m.LoadAverage = strings.Join(f[:3], " ")
+		}
+	}
+	return m
+}
+
+// FreeLoopbackAddr returns a 127.0.0.1 address with a port that was free a
+// moment ago, for a target that needs its address on the command line.
+func FreeLoopbackAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", fmt.Errorf("finding a free port: %w", err)
+	}
+	addr := l.Addr().String()
+	if err := l.Close(); err != nil {
+		return "", fmt.Errorf("finding a free port: %w", err)
+	}
+	return addr, nil
+}
