@@ -102,8 +102,8 @@ func (k StepKey) File() string {
 type Step struct {
 	StepKey
 	// TargetPID is the target process; Pinned its taskset list ("" unpinned).
-	TargetPID int    `json:"target_pid,omitempty"`
-	Pinned    string `json:"pinned,omitempty"`
+	TargetPID int       `json:"target_pid,omitempty"`
+	Pinned    string    `json:"pinned,omitempty"`
 	Start     time.Time `json:"start"`
 	DurationS float64   `json:"duration_s"`
 
