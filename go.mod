@@ -54,4 +54,6 @@ require (
 	modernc.org/sqlite v1.62.0
 )
 
+require github.com/schedscope/schedscope/collect/agent v0.0.0
+
 replace github.com/schedscope/schedscope/collect/agent => ./collect/agent

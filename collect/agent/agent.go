@@ -1,0 +1,416 @@
+// Package agent is schedscope's in-target agent: an http.Handler a Go server
+// mounts on its own mux, like net/http/pprof, so that `schedscope run` can read
+// what the Go scheduler did while load was applied.
+//
+// Mount it with
+//
+//	a, err := agent.New(agent.Options{})
+//	if err != nil { ... }
+//	defer a.Close()
+//	a.Pools().Register("db", agent.DBPool(db))
+//	mux.Handle("/debug/schedscope/", http.StripPrefix("/debug/schedscope", a))
+//
+// and point `schedscope run --agent http://127.0.0.1:8080/debug/schedscope/` at it.
+//
+// Endpoints, relative to the mount point:
+//
+//	GET  /                 index: Go version, endpoints, capabilities (JSON)
+//	GET  /metrics          runtime/metrics snapshot plus pool usage (JSON, see Snapshot)
+//	GET  /pools            pool usage only (JSON)
+//	GET  /trace?seconds=N  execution trace of the next N seconds            [token, capture]
+//	GET  /flightrecorder   flight-recorder snapshot of the last seconds     [token, capture]
+//	GET  /profile/NAME     goroutine, block, mutex or threadcreate profile  [token]
+//	                       (pprof proto; ?debug=1|2 for the text forms)
+//	GET  /fgprof?seconds=N fgprof wall-clock profile (pprof proto)          [token, capture]
+//	POST /sleepprobe?goroutines=K&sleep=D&seconds=S
+//	                       K goroutines sleep D repeatedly for S seconds;
+//	                       overshoot distribution (JSON, see ProbeResult)   [token, capture]
+//	GET  /gomaxprocs       current GOMAXPROCS (JSON)                         [token]
+//	POST /gomaxprocs?n=N   set it (n=default restores the runtime default), only
+//	                       when Options.AllowSetGOMAXPROCS                    [token]
+//
+// Safe by default: only loopback clients are served unless Options.AllowRemote
+// is set (403 otherwise); endpoints marked [token] need "Authorization: Bearer
+// TOKEN" when Options.Token is set (401 otherwise); endpoints marked [capture]
+// run one at a time across the whole agent (429 while another runs); every
+// duration parameter is bounded by Options.MaxCapture (400 beyond it).
+//
+// The package needs only the standard library and github.com/felixge/fgprof,
+// and builds with Go 1.25 and later; metrics that exist only on newer releases
+// are read by name when the running runtime has them, and simply absent
+// otherwise.
+package agent
+
+import (
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"runtime"
+	"runtime/trace"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Version is the agent's wire-format version, reported by the index endpoint.
+// It changes when a JSON document's meaning changes.
+const Version = "1"
+
+// Options configures an Agent. The zero value is safe: loopback clients only,
+// no token, GOMAXPROCS read-only, the flight recorder on with the runtime's
+// default size and age, captures bounded at 60 s.
+type Options struct {
+	// Token, when not empty, is required as "Authorization: Bearer TOKEN" on
+	// the trace, profile, fgprof, sleep-probe and GOMAXPROCS endpoints.
+	Token string
+
+	// AllowRemote serves clients whose address is not loopback. Off by
+	// default: then such clients get 403.
+	AllowRemote bool
+
+	// AllowSetGOMAXPROCS lets POST /gomaxprocs change GOMAXPROCS. Off by
+	// default: then POST gets 403 and GOMAXPROCS is read-only.
+	AllowSetGOMAXPROCS bool
+
+	// FlightRecorder configures the flight recorder the agent starts in New.
+	FlightRecorder FlightRecorderOptions
+
+	// MaxCapture bounds every duration parameter (trace window, fgprof,
+	// sleep probe). Zero means 60 s.
+	MaxCapture time.Duration
+
+	// BlockProfileRate and MutexProfileFraction, when positive, are passed to
+	// runtime.SetBlockProfileRate and runtime.SetMutexProfileFraction by New,
+	// so the block and mutex profiles are not empty. They are process-wide
+	// settings and stay set after Close. Zero leaves them as they are.
+	BlockProfileRate     int
+	MutexProfileFraction int
+}
+
+// FlightRecorderOptions configures the agent's runtime/trace.FlightRecorder.
+type FlightRecorderOptions struct {
+	// Disabled leaves the flight recorder off; /flightrecorder then answers 503.
+	Disabled bool
+	// MinAge is how much recent history the recorder keeps (at least); zero
+	// means the runtime's default (about 10 s).
+	MinAge time.Duration
+	// MaxBytes caps the recorder's window and wins over MinAge; zero means the
+	// runtime's default (about 10 MiB).
+	MaxBytes uint64
+}
+
+// Agent serves the endpoints listed in the package documentation. It is safe
+// for concurrent use. Create it with New and stop it with Close.
+type Agent struct {
+	opts    Options
+	pools   *Pools
+	started time.Time
+
+	// capture holds one token: a capture runs only while it holds it.
+	capture chan struct{}
+
+	frMu  sync.Mutex
+	fr    *trace.FlightRecorder // nil when disabled or failed to start
+	frErr error                 // why fr is nil, when it is not disabled
+}
+
+// DefaultMaxCapture is the bound on duration parameters when Options.MaxCapture is zero.
+const DefaultMaxCapture = 60 * time.Second
+
+// New returns an Agent and starts its flight recorder, unless disabled. A
+// flight recorder that cannot start (only one may run per process) does not
+// make New fail: the index endpoint reports why, and /flightrecorder answers
+// 503. New returns an error only for invalid options.
+func New(opts Options) (*Agent, error) {
+	if opts.MaxCapture < 0 {
+		return nil, fmt.Errorf("agent options: negative MaxCapture %v", opts.MaxCapture)
+	}
+	if opts.MaxCapture == 0 {
+		opts.MaxCapture = DefaultMaxCapture
+	}
+	if opts.FlightRecorder.MinAge < 0 {
+		return nil, fmt.Errorf("agent options: negative flight recorder MinAge %v", opts.FlightRecorder.MinAge)
+	}
+	if opts.BlockProfileRate < 0 || opts.MutexProfileFraction < 0 {
+		return nil, errors.New("agent options: negative block profile rate or mutex profile fraction")
+	}
+	a := &Agent{
+		opts:    opts,
+		pools:   &Pools{},
+		started: time.Now(),
+		capture: make(chan struct{}, 1),
+	}
+	if opts.BlockProfileRate > 0 {
+		runtime.SetBlockProfileRate(opts.BlockProfileRate)
+	}
+	if opts.MutexProfileFraction > 0 {
+		runtime.SetMutexProfileFraction(opts.MutexProfileFraction)
+	}
+	if !opts.FlightRecorder.Disabled {
+		fr := trace.NewFlightRecorder(trace.FlightRecorderConfig{
+			MinAge:   opts.FlightRecorder.MinAge,
+			MaxBytes: opts.FlightRecorder.MaxBytes,
+		})
+		if err := fr.Start(); err != nil {
+			a.frErr = fmt.Errorf("flight recorder: %w", err)
+		} else {
+			a.fr = fr
+		}
+	}
+	return a, nil
+}
+
+// Close stops the flight recorder, waiting for a snapshot in progress. Other
+// requests in flight finish on their own (a trace window or probe stops when
+// its client goes away). Close is idempotent and always returns nil.
+func (a *Agent) Close() error {
+	a.frMu.Lock()
+	fr := a.fr
+	a.fr = nil
+	if fr != nil {
+		a.frErr = errors.New("flight recorder: agent closed")
+	}
+	a.frMu.Unlock()
+	if fr != nil {
+		fr.Stop()
+	}
+	return nil
+}
+
+// Pools returns the agent's pool registry, for the user to fill.
+func (a *Agent) Pools() *Pools { return a.pools }
+
+// Mount registers the agent on mux under prefix (for example
+// "/debug/schedscope/"), stripping the prefix before routing.
+func (a *Agent) Mount(mux *http.ServeMux, prefix string) {
+	if !strings.HasSuffix(prefix, "/") {
+		prefix += "/"
+	}
+	mux.Handle(prefix, http.StripPrefix(strings.TrimSuffix(prefix, "/"), a))
+}
+
+// ServeHTTP routes a request whose path is relative to the mount point.
+func (a *Agent) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !a.opts.AllowRemote && !isLoopback(r.RemoteAddr) {
+		httpError(w, http.StatusForbidden, "schedscope agent serves loopback clients only (remote address %s)", r.RemoteAddr)
+		return
+	}
+	path := strings.TrimSuffix(r.URL.Path, "/")
+	switch {
+	case path == "" || path == "/index":
+		a.serveIndex(w, r)
+	case path == "/metrics":
+		a.serveMetrics(w, r)
+	case path == "/pools":
+		a.servePools(w, r)
+	case path == "/trace":
+		a.guarded(w, r, true, a.serveTrace)
+	case path == "/flightrecorder":
+		a.guarded(w, r, true, a.serveFlightRecorder)
+	case strings.HasPrefix(path, "/profile/"):
+		a.guarded(w, r, false, a.serveProfile)
+	case path == "/fgprof":
+		a.guarded(w, r, true, a.serveFgprof)
+	case path == "/sleepprobe":
+		a.guarded(w, r, true, a.serveSleepProbe)
+	case path == "/gomaxprocs":
+		a.guarded(w, r, false, a.serveGOMAXPROCS)
+	default:
+		httpError(w, http.StatusNotFound, "schedscope agent: no endpoint %q", r.URL.Path)
+	}
+}
+
+// guarded checks the token and, for captures, takes the capture slot.
+func (a *Agent) guarded(w http.ResponseWriter, r *http.Request, capture bool, serve func(http.ResponseWriter, *http.Request)) {
+	if !a.authorized(r) {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="schedscope"`)
+		httpError(w, http.StatusUnauthorized, "schedscope agent: missing or wrong bearer token")
+		return
+	}
+	if capture {
+		select {
+		case a.capture <- struct{}{}:
+			defer func() { <-a.capture }()
+		default:
+			w.Header().Set("Retry-After", "1")
+			httpError(w, http.StatusTooManyRequests, "schedscope agent: another capture is running; one at a time")
+			return
+		}
+	}
+	serve(w, r)
+}
+
+func (a *Agent) authorized(r *http.Request) bool {
+	if a.opts.Token == "" {
+		return true
+	}
+	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok {
+		return false
+	}
+	return subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(a.opts.Token)) == 1
+}
+
+// isLoopback reports whether a RemoteAddr ("host:port") is a loopback address.
+// An unparsable address is not loopback.
+func isLoopback(remoteAddr string) bool {
+	host, _, err := net.SplitHostPort(remoteAddr)
+	if err != nil {
+		host = remoteAddr
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return false
+	}
+	return ip.Unmap().IsLoopback()
+}
+
+// Index is the JSON document served at the mount point.
+type Index struct {
+	Agent          string    `json:"agent"`           // "schedscope"
+	Version        string    `json:"version"`         // wire-format Version
+	GoVersion      string    `json:"go_version"`      // runtime.Version() of the target
+	Started        time.Time `json:"started"`         // when New ran
+	GOMAXPROCS     int       `json:"gomaxprocs"`      // at the time of the request
+	NumCPU         int       `json:"num_cpu"`         // runtime.NumCPU()
+	FlightRecorder string    `json:"flight_recorder"` // "on", "off", or why it is unavailable
+	TokenRequired  bool      `json:"token_required"`
+	SetGOMAXPROCS  bool      `json:"set_gomaxprocs"` // POST /gomaxprocs allowed
+	MaxCapture     string    `json:"max_capture"`    // bound on duration parameters
+	Pools          []string  `json:"pools"`          // registered pool names, sorted
+	Endpoints      []string  `json:"endpoints"`
+}
+
+func (a *Agent) serveIndex(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, Index{
+		Agent:          "schedscope",
+		Version:        Version,
+		GoVersion:      runtime.Version(),
+		Started:        a.started,
+		GOMAXPROCS:     runtime.GOMAXPROCS(0),
+		NumCPU:         runtime.NumCPU(),
+		FlightRecorder: a.flightRecorderState(),
+		TokenRequired:  a.opts.Token != "",
+		SetGOMAXPROCS:  a.opts.AllowSetGOMAXPROCS,
+		MaxCapture:     a.opts.MaxCapture.String(),
+		Pools:          a.pools.Names(),
+		Endpoints: []string{"metrics", "pools", "trace", "flightrecorder", "profile/goroutine", "profile/block",
+			"profile/mutex", "profile/threadcreate", "fgprof", "sleepprobe", "gomaxprocs"},
+	})
+}
+
+func (a *Agent) flightRecorderState() string {
+	a.frMu.Lock()
+	defer a.frMu.Unlock()
+	switch {
+	case a.fr != nil:
+		return "on"
+	case a.frErr != nil:
+		return a.frErr.Error()
+	default:
+		return "off"
+	}
+}
+
+func (a *Agent) serveMetrics(w http.ResponseWriter, r *http.Request) {
+	snap := ReadSnapshot()
+	snap.Pools = a.pools.Stats()
+	snap.FlightRecorder = a.flightRecorderState() == "on"
+	writeJSON(w, snap)
+}
+
+func (a *Agent) servePools(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, a.pools.Stats())
+}
+
+// GOMAXPROCSState is the JSON document served by /gomaxprocs.
+type GOMAXPROCSState struct {
+	GOMAXPROCS int  `json:"gomaxprocs"`
+	NumCPU     int  `json:"num_cpu"`
+	Settable   bool `json:"settable"`
+	Previous   int  `json:"previous,omitempty"` // set by POST: the value before
+}
+
+// maxGOMAXPROCS bounds what POST /gomaxprocs accepts.
+const maxGOMAXPROCS = 4096
+
+func (a *Agent) serveGOMAXPROCS(w http.ResponseWriter, r *http.Request) {
+	st := GOMAXPROCSState{NumCPU: runtime.NumCPU(), Settable: a.opts.AllowSetGOMAXPROCS}
+	switch r.Method {
+	case http.MethodGet, http.MethodHead:
+	case http.MethodPost, http.MethodPut:
+		if !a.opts.AllowSetGOMAXPROCS {
+			httpError(w, http.StatusForbidden, "schedscope agent: setting GOMAXPROCS is not enabled (Options.AllowSetGOMAXPROCS)")
+			return
+		}
+		arg := r.URL.Query().Get("n")
+		if arg == "default" {
+			st.Previous = runtime.GOMAXPROCS(0)
+			runtime.SetDefaultGOMAXPROCS()
+			break
+		}
+		n, err := strconv.Atoi(arg)
+		if err != nil || n < 1 || n > maxGOMAXPROCS {
+			httpError(w, http.StatusBadRequest, "schedscope agent: n=%q: want an integer in [1, %d] or \"default\"", arg, maxGOMAXPROCS)
+			return
+		}
+		st.Previous = runtime.GOMAXPROCS(n)
+	default:
+		httpError(w, http.StatusMethodNotAllowed, "schedscope agent: /gomaxprocs takes GET or POST")
+		return
+	}
+	st.GOMAXPROCS = runtime.GOMAXPROCS(0)
+	writeJSON(w, st)
+}
+
+// durationParam reads a duration parameter given as seconds ("2", "0.5") or a
+// Go duration ("500ms"), defaulting to def when absent, and bounded to
+// (0, max].
+func durationParam(r *http.Request, name string, def, max time.Duration) (time.Duration, error) {
+	arg := r.URL.Query().Get(name)
+	if arg == "" {
+		if def > max {
+			return max, nil
+		}
+		return def, nil
+	}
+	var d time.Duration
+	if secs, err := strconv.ParseFloat(arg, 64); err == nil {
+		if secs != secs || secs > max.Seconds()*2 { // NaN or clearly too big: avoid overflow
+			return 0, fmt.Errorf("%s=%q: above the bound of %v", name, arg, max)
+		}
+		d = time.Duration(secs * float64(time.Second))
+	} else if d, err = time.ParseDuration(arg); err != nil {
+		return 0, fmt.Errorf("%s=%q: want seconds or a Go duration", name, arg)
+	}
+	if d <= 0 {
+		return 0, fmt.Errorf("%s=%q: must be positive", name, arg)
+	}
+	if d > max {
+		return 0, fmt.Errorf("%s=%q: above the bound of %v", name, arg, max)
+	}
+	return d, nil
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", " ")
+	// An encoding error here means the client went away; nothing to report to.
+	_ = enc.Encode(v)
+}
+
+// httpError writes a one-line plain-text error.
+func httpError(w http.ResponseWriter, code int, format string, args ...any) {
+	w.Header().Del("Content-Disposition")
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(code)
+	fmt.Fprintf(w, format+"\n", args...)
+}

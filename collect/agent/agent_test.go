@@ -1,0 +1,370 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"runtime/trace"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// startAgent serves a new agent at /debug/schedscope/ on a loopback test
+// server and returns its base URL.
+func startAgent(t *testing.T, opts Options) (*Agent, string) {
+	t.Helper()
+	a, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	a.Mount(mux, "/debug/schedscope/")
+	srv := httptest.NewServer(mux)
+	t.Cleanup(func() {
+		srv.Close()
+		if err := a.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return a, srv.URL + "/debug/schedscope"
+}
+
+func do(t *testing.T, method, url, token string) (int, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, body
+}
+
+func TestMetricsSnapshot(t *testing.T) {
+	_, base := startAgent(t, Options{})
+	code, body := do(t, "GET", base+"/metrics", "")
+	if code != 200 {
+		t.Fatalf("GET /metrics: %d %s", code, body)
+	}
+	var snap Snapshot
+	if err := json.Unmarshal(body, &snap); err != nil {
+		t.Fatalf("decode snapshot: %v", err)
+	}
+	if snap.GoVersion != runtime.Version() || snap.GOMAXPROCS != runtime.GOMAXPROCS(0) {
+		t.Errorf("go version %q gomaxprocs %d", snap.GoVersion, snap.GOMAXPROCS)
+	}
+	for _, name := range []string{
+		"/sched/goroutines:goroutines", "/sched/gomaxprocs:threads", "/cpu/classes/total:cpu-seconds",
+		"/memory/classes/total:bytes", "/gc/cycles/total:gc-cycles",
+	} {
+		if _, ok := snap.Values[name]; !ok {
+			t.Errorf("snapshot lacks %s", name)
+		}
+	}
+	if snap.Values["/sched/goroutines:goroutines"] < 1 {
+		t.Errorf("goroutines = %v", snap.Values["/sched/goroutines:goroutines"])
+	}
+	// Go 1.26 metrics: present when the running runtime describes them.
+	if strings.HasPrefix(runtime.Version(), "go1.26") {
+		for _, name := range []string{"/sched/goroutines/waiting:goroutines", "/sched/threads/total:threads"} {
+			if _, ok := snap.Values[name]; !ok {
+				t.Errorf("go1.26 snapshot lacks %s", name)
+			}
+		}
+	}
+	if _, ok := snap.Histograms["/sched/latencies:seconds"]; !ok {
+		t.Errorf("snapshot lacks the /sched/latencies:seconds histogram")
+	}
+	if !snap.FlightRecorder {
+		t.Errorf("flight recorder not on by default")
+	}
+}
+
+func TestRefusesRemoteClients(t *testing.T) {
+	for _, tc := range []struct {
+		remote      string
+		allowRemote bool
+		want        int
+	}{
+		{"192.0.2.7:4242", false, http.StatusForbidden},
+		{"[2001:db8::1]:4242", false, http.StatusForbidden},
+		{"not-an-address", false, http.StatusForbidden},
+		{"127.0.0.1:4242", false, http.StatusOK},
+		{"[::1]:4242", false, http.StatusOK},
+		{"[::ffff:127.0.0.1]:4242", false, http.StatusOK},
+		{"192.0.2.7:4242", true, http.StatusOK},
+	} {
+		a, err := New(Options{AllowRemote: tc.allowRemote, FlightRecorder: FlightRecorderOptions{Disabled: true}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := httptest.NewRequest("GET", "/pools", nil)
+		req.RemoteAddr = tc.remote
+		rec := httptest.NewRecorder()
+		a.ServeHTTP(rec, req)
+		if rec.Code != tc.want {
+			t.Errorf("remote %s allowRemote=%v: %d, want %d", tc.remote, tc.allowRemote, rec.Code, tc.want)
+		}
+		a.Close()
+	}
+}
+
+func TestToken(t *testing.T) {
+	_, base := startAgent(t, Options{Token: "s3cret"})
+	for _, tc := range []struct {
+		path, token string
+		want        int
+	}{
+		{"/profile/goroutine", "", http.StatusUnauthorized},
+		{"/profile/goroutine", "wrong", http.StatusUnauthorized},
+		{"/profile/goroutine", "s3cret", http.StatusOK},
+		{"/trace?seconds=0.05", "", http.StatusUnauthorized},
+		{"/flightrecorder", "", http.StatusUnauthorized},
+		{"/gomaxprocs", "", http.StatusUnauthorized},
+		{"/gomaxprocs", "s3cret", http.StatusOK},
+		{"/metrics", "", http.StatusOK}, // metrics and pools need no token
+		{"/pools", "", http.StatusOK},
+	} {
+		if code, body := do(t, "GET", base+tc.path, tc.token); code != tc.want {
+			t.Errorf("GET %s token %q: %d %s, want %d", tc.path, tc.token, code, body, tc.want)
+		}
+	}
+}
+
+func TestOneCaptureAtATime(t *testing.T) {
+	a, base := startAgent(t, Options{})
+	done := make(chan int)
+	go func() {
+		resp, err := http.Get(base + "/trace?seconds=1")
+		if err != nil {
+			done <- -1
+			return
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		done <- resp.StatusCode
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for len(a.capture) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the trace capture never started")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	for _, path := range []string{"/trace?seconds=0.1", "/flightrecorder", "/fgprof?seconds=0.1"} {
+		code, body := do(t, "GET", base+path, "")
+		if code != http.StatusTooManyRequests {
+			t.Errorf("second capture %s: %d %s, want 429", path, code, body)
+		}
+	}
+	if code, body := do(t, "POST", base+"/sleepprobe?seconds=0.1", ""); code != http.StatusTooManyRequests {
+		t.Errorf("sleep probe during a capture: %d %s, want 429", code, body)
+	}
+	// Instant reads are not captures.
+	if code, _ := do(t, "GET", base+"/profile/goroutine", ""); code != 200 {
+		t.Errorf("goroutine profile during a capture: %d", code)
+	}
+	if code := <-done; code != 200 {
+		t.Errorf("first capture: %d", code)
+	}
+	if code, body := do(t, "GET", base+"/flightrecorder", ""); code != 200 {
+		t.Errorf("capture after the first ended: %d %s", code, body)
+	}
+}
+
+func TestDurationBounds(t *testing.T) {
+	_, base := startAgent(t, Options{MaxCapture: 2 * time.Second, FlightRecorder: FlightRecorderOptions{Disabled: true}})
+	for _, q := range []string{"/trace?seconds=3", "/trace?seconds=-1", "/trace?seconds=0", "/trace?seconds=abc",
+		"/trace?seconds=1e300", "/trace?seconds=NaN", "/fgprof?seconds=1h", "/sleepprobe?sleep=1ns",
+		"/sleepprobe?sleep=11s", "/sleepprobe?goroutines=0", "/sleepprobe?goroutines=100000", "/sleepprobe?seconds=5"} {
+		method := "GET"
+		if strings.HasPrefix(q, "/sleepprobe") {
+			method = "POST"
+		}
+		if code, body := do(t, method, base+q, ""); code != http.StatusBadRequest {
+			t.Errorf("%s %s: %d %s, want 400", method, q, code, body)
+		}
+	}
+	if code, _ := do(t, "GET", base+"/flightrecorder", ""); code != http.StatusServiceUnavailable {
+		t.Errorf("disabled flight recorder: %d, want 503", code)
+	}
+	if code, _ := do(t, "GET", base+"/nope", ""); code != http.StatusNotFound {
+		t.Errorf("unknown endpoint: %d, want 404", code)
+	}
+}
+
+// isTrace reports whether b starts like a Go execution trace.
+func isTrace(b []byte) bool { return bytes.HasPrefix(b, []byte("go 1.")) && len(b) > 64 }
+
+func TestTraceAndFlightRecorder(t *testing.T) {
+	_, base := startAgent(t, Options{})
+	code, body := do(t, "GET", base+"/trace?seconds=0.2", "")
+	if code != 200 || !isTrace(body) {
+		t.Fatalf("trace window: %d, %d bytes, starts %q", code, len(body), body[:min(16, len(body))])
+	}
+	code, body = do(t, "GET", base+"/flightrecorder", "")
+	if code != 200 || !isTrace(body) {
+		t.Fatalf("flight recorder: %d, %d bytes, starts %q", code, len(body), body[:min(16, len(body))])
+	}
+}
+
+func TestProfiles(t *testing.T) {
+	_, base := startAgent(t, Options{})
+	for _, name := range []string{"goroutine", "block", "mutex", "threadcreate"} {
+		code, body := do(t, "GET", base+"/profile/"+name, "")
+		if code != 200 || !bytes.HasPrefix(body, []byte{0x1f, 0x8b}) {
+			t.Errorf("profile %s: %d, %d bytes, not gzip", name, code, len(body))
+		}
+	}
+	code, body := do(t, "GET", base+"/profile/goroutine?debug=2", "")
+	if code != 200 || !bytes.Contains(body, []byte("goroutine ")) {
+		t.Errorf("goroutine?debug=2: %d %q", code, body[:min(80, len(body))])
+	}
+	if code, _ := do(t, "GET", base+"/profile/heap", ""); code != http.StatusNotFound {
+		t.Errorf("heap profile: %d, want 404", code)
+	}
+	if code, _ := do(t, "GET", base+"/profile/goroutine?debug=7", ""); code != http.StatusBadRequest {
+		t.Errorf("debug=7: %d, want 400", code)
+	}
+	code, body = do(t, "GET", base+"/fgprof?seconds=0.2", "")
+	if code != 200 || !bytes.HasPrefix(body, []byte{0x1f, 0x8b}) {
+		t.Errorf("fgprof: %d, %d bytes, not gzip", code, len(body))
+	}
+}
+
+func TestSleepProbe(t *testing.T) {
+	_, base := startAgent(t, Options{})
+	code, body := do(t, "POST", base+"/sleepprobe?goroutines=4&sleep=1ms&seconds=0.3", "")
+	if code != 200 {
+		t.Fatalf("sleep probe: %d %s", code, body)
+	}
+	var res ProbeResult
+	if err := json.Unmarshal(body, &res); err != nil {
+		t.Fatal(err)
+	}
+	// 4 goroutines x 0.3 s / (1 ms + overshoot): far more than 40 sleeps.
+	if res.Goroutines != 4 || res.Sleep != time.Millisecond || res.Samples < 40 {
+		t.Fatalf("probe: %+v", res)
+	}
+	if !(res.Min <= res.P50 && res.P50 <= res.P99 && res.P99 <= res.Max) {
+		t.Errorf("quantiles out of order: %+v", res)
+	}
+	var n int64
+	for _, c := range res.Histogram.Counts {
+		n += c
+	}
+	if n != res.Samples {
+		t.Errorf("histogram holds %d samples, want %d", n, res.Samples)
+	}
+	if code, _ := do(t, "GET", base+"/sleepprobe", ""); code != http.StatusMethodNotAllowed {
+		t.Errorf("GET /sleepprobe: %d, want 405", code)
+	}
+}
+
+func TestSleepProbeAnnotatesTrace(t *testing.T) {
+	var buf bytes.Buffer
+	if err := trace.Start(&buf); err != nil {
+		t.Skipf("tracer busy: %v", err)
+	}
+	res := SleepProbe(context.Background(), 2, 2*time.Millisecond, 50*time.Millisecond)
+	trace.Stop()
+	if res.Samples == 0 {
+		t.Fatal("probe measured nothing")
+	}
+	for _, s := range []string{SleepLogCategory, SleepProbeTask, "2000000"} {
+		if !bytes.Contains(buf.Bytes(), []byte(s)) {
+			t.Errorf("trace lacks %q", s)
+		}
+	}
+}
+
+func TestGOMAXPROCS(t *testing.T) {
+	before := runtime.GOMAXPROCS(0)
+	t.Cleanup(func() { runtime.GOMAXPROCS(before) })
+
+	_, ro := startAgent(t, Options{FlightRecorder: FlightRecorderOptions{Disabled: true}})
+	code, body := do(t, "GET", ro+"/gomaxprocs", "")
+	var st GOMAXPROCSState
+	if err := json.Unmarshal(body, &st); code != 200 || err != nil || st.GOMAXPROCS != before || st.Settable {
+		t.Fatalf("GET: %d %s %v", code, body, err)
+	}
+	if code, _ := do(t, "POST", ro+"/gomaxprocs?n=1", ""); code != http.StatusForbidden {
+		t.Errorf("POST without AllowSetGOMAXPROCS: %d, want 403", code)
+	}
+	if runtime.GOMAXPROCS(0) != before {
+		t.Fatal("a refused POST changed GOMAXPROCS")
+	}
+
+	_, rw := startAgent(t, Options{AllowSetGOMAXPROCS: true, FlightRecorder: FlightRecorderOptions{Disabled: true}})
+	for _, bad := range []string{"0", "-2", "x", "99999"} {
+		if code, _ := do(t, "POST", rw+"/gomaxprocs?n="+bad, ""); code != http.StatusBadRequest {
+			t.Errorf("n=%s: %d, want 400", bad, code)
+		}
+	}
+	code, body = do(t, "POST", rw+"/gomaxprocs?n=1", "")
+	if err := json.Unmarshal(body, &st); code != 200 || err != nil || st.GOMAXPROCS != 1 || st.Previous != before {
+		t.Fatalf("POST n=1: %d %s", code, body)
+	}
+	if runtime.GOMAXPROCS(0) != 1 {
+		t.Errorf("GOMAXPROCS = %d after POST n=1", runtime.GOMAXPROCS(0))
+	}
+	if code, body = do(t, "POST", rw+"/gomaxprocs?n=default", ""); code != 200 {
+		t.Errorf("POST n=default: %d %s", code, body)
+	}
+}
+
+func TestIndex(t *testing.T) {
+	a, base := startAgent(t, Options{Token: "x"})
+	a.Pools().Register("workers", PoolFunc(func() PoolStats { return PoolStats{Size: 4} }))
+	code, body := do(t, "GET", base+"/", "")
+	var idx Index
+	if err := json.Unmarshal(body, &idx); code != 200 || err != nil {
+		t.Fatalf("index: %d %s %v", code, body, err)
+	}
+	if idx.Agent != "schedscope" || idx.FlightRecorder != "on" || !idx.TokenRequired || len(idx.Pools) != 1 {
+		t.Errorf("index: %+v", idx)
+	}
+}
+
+func TestNewRejectsBadOptions(t *testing.T) {
+	for _, o := range []Options{{MaxCapture: -1}, {BlockProfileRate: -1}, {FlightRecorder: FlightRecorderOptions{MinAge: -1}}} {
+		if _, err := New(o); err == nil {
+			t.Errorf("New(%+v) accepted", o)
+		}
+	}
+}
+
+func TestSecondFlightRecorderDoesNotFail(t *testing.T) {
+	a1, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a1.Close()
+	a2, err := New(Options{})
+	if err != nil {
+		t.Fatalf("second agent: %v", err)
+	}
+	defer a2.Close()
+	if st := a2.flightRecorderState(); st == "on" || st == "off" {
+		t.Errorf("second flight recorder state %q, want the reason it is unavailable", st)
+	}
+}

@@ -1,0 +1,266 @@
+package agent
+
+import (
+	"database/sql"
+	"io"
+	"net/http"
+	"net/http/httptrace"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// PoolStats is one reading of a pool's usage. Cumulative fields are totals
+// since the pool was created; a field the pool cannot know is zero, and
+// Known says which optional ones it filled.
+type PoolStats struct {
+	// Kind names the adapter: "sql.DB", "http.Transport" or "func".
+	Kind string `json:"kind"`
+	// Size is the pool's capacity (max open connections, workers); 0 means
+	// unbounded.
+	Size int `json:"size"`
+	// InUse is how many members are busy now.
+	InUse int `json:"in_use"`
+	// Idle is how many are open but not busy now (connections); 0 when not applicable.
+	Idle int `json:"idle"`
+	// Waiting is how many callers are waiting for a member now. A *sql.DB
+	// cannot tell; see Known.Waiting.
+	Waiting int `json:"waiting"`
+	// WaitCount and WaitDuration are the number of acquisitions that had to
+	// wait and the total time they waited, cumulative.
+	WaitCount    int64         `json:"wait_count"`
+	WaitDuration time.Duration `json:"wait_ns"`
+	// Acquired and HoldDuration are the number of acquisitions and the total
+	// time members were held, cumulative; with them the mean hold time (and so
+	// the Little's-law capacity Size / mean hold) needs no outside figure.
+	Acquired     int64         `json:"acquired"`
+	HoldDuration time.Duration `json:"hold_ns"`
+	// Known says which optional fields the adapter could fill.
+	Known Known `json:"known"`
+}
+
+// Known says which optional PoolStats fields hold real values.
+type Known struct {
+	Waiting  bool `json:"waiting"`  // Waiting is the current number of waiters
+	Acquired bool `json:"acquired"` // Acquired and HoldDuration are counted
+}
+
+// Pool is anything that can report its usage. Implementations must be safe
+// for concurrent use: the agent calls PoolStats from request goroutines.
+type Pool interface {
+	PoolStats() PoolStats
+}
+
+// PoolFunc adapts a function to Pool, for any pool the adapters do not cover
+// (a worker pool, a semaphore). The function should set Kind to "func" or
+// leave it empty, in which case "func" is filled in.
+type PoolFunc func() PoolStats
+
+// PoolStats calls f.
+func (f PoolFunc) PoolStats() PoolStats {
+	s := f()
+	if s.Kind == "" {
+		s.Kind = "func"
+	}
+	return s
+}
+
+var _ Pool = PoolFunc(nil)
+
+// DBPool adapts a *sql.DB: Size is SetMaxOpenConns (0: unbounded), InUse and
+// Idle are its connections, WaitCount and WaitDuration its waits. database/sql
+// counts neither current waiters nor hold times, so Known is all false;
+// schedscope derives the mean number waiting from WaitDuration's rate and the
+// mean hold from InUse and the request rate (Little's law).
+func DBPool(db *sql.DB) Pool { return dbPool{db} }
+
+type dbPool struct{ db *sql.DB }
+
+func (p dbPool) PoolStats() PoolStats {
+	s := p.db.Stats()
+	return PoolStats{
+		Kind:         "sql.DB",
+		Size:         s.MaxOpenConnections,
+		InUse:        s.InUse,
+		Idle:         s.Idle,
+		WaitCount:    s.WaitCount,
+		WaitDuration: s.WaitDuration,
+	}
+}
+
+// TransportPool measures the connections an *http.Transport hands out. Use it
+// as the client's RoundTripper (client.Transport = tp): each request is traced
+// with net/http/httptrace from asking for a connection (GetConn) to getting one
+// (GotConn, the wait) and from then until its response body is closed or the
+// round trip fails (the hold). Size is the transport's MaxConnsPerHost, so the
+// figures are per host when the client talks to one host, which is the case
+// a pool limit matters for. It is safe for concurrent use.
+type TransportPool struct {
+	t *http.Transport
+
+	inUse, waiting       atomic.Int64
+	waitCount, acquired  atomic.Int64
+	waitNanos, holdNanos atomic.Int64
+}
+
+// NewTransportPool returns a TransportPool over t. t must not be nil.
+func NewTransportPool(t *http.Transport) *TransportPool { return &TransportPool{t: t} }
+
+var (
+	_ Pool              = (*TransportPool)(nil)
+	_ http.RoundTripper = (*TransportPool)(nil)
+)
+
+// Transport returns the underlying transport.
+func (p *TransportPool) Transport() *http.Transport { return p.t }
+
+// PoolStats reports the connections held by requests in flight.
+func (p *TransportPool) PoolStats() PoolStats {
+	return PoolStats{
+		Kind:         "http.Transport",
+		Size:         p.t.MaxConnsPerHost,
+		InUse:        int(p.inUse.Load()),
+		Waiting:      int(p.waiting.Load()),
+		WaitCount:    p.waitCount.Load(),
+		WaitDuration: time.Duration(p.waitNanos.Load()),
+		Acquired:     p.acquired.Load(),
+		HoldDuration: time.Duration(p.holdNanos.Load()),
+		Known:        Known{Waiting: true, Acquired: true},
+	}
+}
+
+// RoundTrip sends req through the transport, counting its connection.
+func (p *TransportPool) RoundTrip(req *http.Request) (*http.Response, error) {
+	h := &heldConn{pool: p}
+	ctx := httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
+		GetConn: h.getConn,
+		GotConn: h.gotConn,
+	})
+	resp, err := p.t.RoundTrip(req.WithContext(ctx))
+	if err != nil {
+		h.release()
+		return nil, err
+	}
+	resp.Body = &releasingBody{ReadCloser: resp.Body, h: h}
+	return resp, nil
+}
+
+// heldConn tracks one round trip's connection; its methods may run on the
+// transport's goroutines, hence the mutex.
+type heldConn struct {
+	pool *TransportPool
+
+	mu       sync.Mutex
+	asked    time.Time // GetConn
+	got      time.Time // GotConn
+	released bool
+}
+
+func (h *heldConn) getConn(string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.asked.IsZero() && !h.released {
+		h.asked = time.Now()
+		h.pool.waiting.Add(1)
+	}
+}
+
+func (h *heldConn) gotConn(info httptrace.GotConnInfo) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.got.IsZero() || h.released {
+		return
+	}
+	h.got = time.Now()
+	if !h.asked.IsZero() {
+		h.pool.waiting.Add(-1)
+		if wait := h.got.Sub(h.asked); wait > 50*time.Microsecond || !info.Reused {
+			// A reused idle connection is handed over at once; anything else
+			// (a dial, or a wait for MaxConnsPerHost) is a wait.
+			h.pool.waitCount.Add(1)
+			h.pool.waitNanos.Add(int64(wait))
+		}
+	}
+	h.pool.inUse.Add(1)
+	h.pool.acquired.Add(1)
+}
+
+func (h *heldConn) release() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.released {
+		return
+	}
+	h.released = true
+	switch {
+	case !h.got.IsZero():
+		h.pool.inUse.Add(-1)
+		h.pool.holdNanos.Add(int64(time.Since(h.got)))
+	case !h.asked.IsZero():
+		h.pool.waiting.Add(-1) // gave up waiting
+		h.pool.waitCount.Add(1)
+		h.pool.waitNanos.Add(int64(time.Since(h.asked)))
+	}
+}
+
+type releasingBody struct {
+	io.ReadCloser
+	h *heldConn
+}
+
+func (b *releasingBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.h.release()
+	return err
+}
+
+// Pools is a registry of named pools. The zero value is empty and ready; it
+// is safe for concurrent use.
+type Pools struct {
+	mu    sync.Mutex
+	pools map[string]Pool
+}
+
+// Register adds p under name, replacing any pool of that name. A nil p
+// removes the name.
+func (r *Pools) Register(name string, p Pool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if p == nil {
+		delete(r.pools, name)
+		return
+	}
+	if r.pools == nil {
+		r.pools = make(map[string]Pool)
+	}
+	r.pools[name] = p
+}
+
+// Names returns the registered names, sorted.
+func (r *Pools) Names() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	names := make([]string, 0, len(r.pools))
+	for n := range r.pools {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// Stats reads every registered pool. The pools are read outside the
+// registry's lock, so a slow pool does not block registration.
+func (r *Pools) Stats() map[string]PoolStats {
+	r.mu.Lock()
+	pools := make(map[string]Pool, len(r.pools))
+	for n, p := range r.pools {
+		pools[n] = p
+	}
+	r.mu.Unlock()
+	out := make(map[string]PoolStats, len(pools))
+	for n, p := range pools {
+		out[n] = p.PoolStats()
+	}
+	return out
+}
