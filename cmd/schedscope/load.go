@@ -3,8 +3,242 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/schedscope/schedscope/collect/load"
 )
 
+const loadSynopsis = "load [flags] URL"
+
+// loadFlags are the flags of `schedscope load`, parsed into a load.Config.
+type loadFlags struct {
+	cfg      load.Config
+	rate     float64
+	rates    string
+	arrivals string
+	client   string
+	headers  headerList
+	body     string
+	jsonOut  string
+	hdrLog   string
+	progress string
+}
+
+// headerList collects repeated -H flags.
+type headerList []load.Header
+
+func (h *headerList) String() string { return fmt.Sprint(len(*h), " headers") }
+func (h *headerList) Set(s string) error {
+	hd, err := load.ParseHeader(s)
+	if err != nil {
+		return err
+	}
+	*h = append(*h, hd)
+	return nil
+}
+
+func newLoadFlagSet(out io.Writer) (*flag.FlagSet, *loadFlags) {
+	f := &loadFlags{}
+	fs := newFlags("load", loadSynopsis, out)
+	fs.Float64Var(&f.rate, "rate", 0, "open model: offered rate in requests/s (one steady phase)")
+	fs.StringVar(&f.rates, "rates", "", "open model: a ladder of rates, e.g. 200,400,800 (one phase each)")
+	fs.StringVar(&f.arrivals, "arrivals", "uniform", "open-model arrivals: uniform or poisson")
+	fs.Uint64Var(&f.cfg.Seed, "seed", load.DefaultSeed, "seed of Poisson arrivals")
+	fs.IntVar(&f.cfg.Users, "users", 0, "closed model: N users, each waiting for its response")
+	fs.DurationVar(&f.cfg.Think, "think", 0, "closed model: each user's pause between requests")
+	fs.DurationVar(&f.cfg.Warmup, "warmup", 0, "warm-up before the measured phases (excluded from results)")
+	fs.DurationVar(&f.cfg.Duration, "duration", load.DefaultDuration, "length of each measured phase")
+	fs.DurationVar(&f.cfg.Pause, "pause", 0, "pause between consecutive phases")
+	fs.IntVar(&f.cfg.MaxInflight, "max-inflight", 0, "open model: cap on requests in flight; requests due beyond it are not sent (default min(10 s x rate, 5000))")
+	fs.DurationVar(&f.cfg.Timeout, "timeout", load.DefaultTimeout, "client timeout per request")
+	fs.StringVar(&f.cfg.Method, "method", "GET", "HTTP method")
+	fs.Var(&f.headers, "H", "request header \"Name: value\" (repeatable)")
+	fs.StringVar(&f.body, "body", "", "request body, or @FILE to read it from FILE")
+	fs.StringVar(&f.jsonOut, "json", "", "write the result as JSON to FILE (- for stdout)")
+	fs.StringVar(&f.hdrLog, "hdr-log", "", "write an HdrHistogram interval log (ns) to FILE")
+	fs.StringVar(&f.client, "client", string(load.Lean), "HTTP client: lean (default) or net/http")
+	fs.StringVar(&f.progress, "progress", "auto", "live one-line progress on stderr: auto (when a terminal), on, off")
+	return fs, f
+}
+
+// parseLoadArgs turns the command line into a Config, accepting flags
+// before and after the URL. Every problem is a usage error (exit 2).
+func parseLoadArgs(fs *flag.FlagSet, f *loadFlags, args []string) (load.Config, error) {
+	if err := parseFlags(fs, args); err != nil {
+		return load.Config{}, err
+	}
+	var urls []string
+	for fs.NArg() > 0 {
+		urls = append(urls, fs.Arg(0))
+		if err := parseFlags(fs, fs.Args()[1:]); err != nil {
+			return load.Config{}, err
+		}
+	}
+	switch {
+	case len(urls) == 0:
+		return load.Config{}, usageErr("no target URL (usage: schedscope %s)", loadSynopsis)
+	case len(urls) > 1:
+		return load.Config{}, usageErr("one target URL expected, got %d: %s", len(urls), strings.Join(urls, " "))
+	}
+	cfg := f.cfg
+	cfg.URL = urls[0]
+	set := map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	if set["rate"] {
+		if !(f.rate > 0) {
+			return cfg, usageErr("--rate %g: must be > 0", f.rate)
+		}
+		cfg.Rate = f.rate
+	}
+	if set["rates"] {
+		for _, s := range strings.Split(f.rates, ",") {
+			r, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+			if err != nil || !(r > 0) {
+				return cfg, usageErr("--rates %q: want positive rates separated by commas", f.rates)
+			}
+			cfg.Rates = append(cfg.Rates, r)
+		}
+	}
+	if set["users"] && cfg.Users <= 0 {
+		return cfg, usageErr("--users %d: must be > 0", cfg.Users)
+	}
+	if set["max-inflight"] && cfg.MaxInflight <= 0 {
+		return cfg, usageErr("--max-inflight %d: must be > 0", cfg.MaxInflight)
+	}
+	if set["duration"] && cfg.Duration <= 0 {
+		return cfg, usageErr("--duration %v: must be > 0", cfg.Duration)
+	}
+	if set["timeout"] && cfg.Timeout <= 0 {
+		return cfg, usageErr("--timeout %v: must be > 0", cfg.Timeout)
+	}
+	cfg.Arrivals = load.Arrivals(f.arrivals)
+	cfg.Client = load.Client(f.client)
+	cfg.Header = f.headers
+	if f.body != "" {
+		if name, ok := strings.CutPrefix(f.body, "@"); ok {
+			b, err := os.ReadFile(name)
+			if err != nil {
+				return cfg, usageErr("--body: %v", err)
+			}
+			cfg.Body = b
+		} else {
+			cfg.Body = []byte(f.body)
+		}
+	}
+	switch f.progress {
+	case "auto", "on", "off":
+	default:
+		return cfg, usageErr("--progress %q: want auto, on or off", f.progress)
+	}
+	if err := cfg.Validate(); err != nil {
+		return cfg, usageErr("%v", err)
+	}
+	return cfg, nil
+}
+
 func runLoad(ctx context.Context, s *stdio, args []string) error {
-	return errors.New("not implemented yet")
+	fs, f := newLoadFlagSet(s.out)
+	cfg, err := parseLoadArgs(fs, f, args)
+	if err != nil {
+		return err
+	}
+
+	var hl *load.HLog
+	if f.hdrLog != "" {
+		file, err := os.Create(f.hdrLog)
+		if err != nil {
+			return fmt.Errorf("hdr log: %w", err)
+		}
+		defer file.Close()
+		hl = load.NewHLog(file)
+		cfg.Interval = func(iv load.Interval) { _ = hl.Write(iv) } // the first error is kept and reported below
+	}
+	var status *statusLine
+	if f.progress == "on" || (f.progress == "auto" && isTerminal(s.errOut)) {
+		status = &statusLine{w: s.errOut}
+		cfg.Progress = status.show
+	}
+
+	res, err := load.Run(ctx, cfg)
+	status.clear()
+	if err != nil {
+		return err
+	}
+	return finishLoad(s, res, f.jsonOut, hl, f.hdrLog)
+}
+
+// finishLoad prints the table and writes the JSON and the HDR log; an
+// interrupted run is still written, then reported as exit status 130.
+func finishLoad(s *stdio, res *load.Result, jsonOut string, hl *load.HLog, hdrLog string) error {
+	var errs []error
+	if err := load.Table(s.out, res); err != nil {
+		errs = append(errs, err)
+	}
+	if jsonOut != "" {
+		if err := writeJSONFile(s, jsonOut, res); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if hl != nil {
+		if err := hl.Close(res.Start); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", hdrLog, err))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	if res.Interrupted {
+		return withCode(130, errors.New("interrupted: the figures above cover what was measured until then"))
+	}
+	return nil
+}
+
+func writeJSONFile(s *stdio, name string, res *load.Result) error {
+	if name == "-" {
+		return load.WriteJSON(s.out, res)
+	}
+	file, err := os.Create(name)
+	if err != nil {
+		return fmt.Errorf("json: %w", err)
+	}
+	if err := load.WriteJSON(file, res); err != nil {
+		file.Close()
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	if err := file.Close(); err != nil {
+		return fmt.Errorf("json: %w", err)
+	}
+	return nil
+}
+
+// statusLine rewrites one terminal line with the latest progress. A nil
+// statusLine does nothing.
+type statusLine struct{ w io.Writer }
+
+func (l *statusLine) show(p load.Progress) {
+	if p.Done {
+		return
+	}
+	fmt.Fprintf(l.w, "\r%s\x1b[K", load.FormatProgress(p))
+}
+
+func (l *statusLine) clear() {
+	if l != nil {
+		fmt.Fprint(l.w, "\r\x1b[K")
+	}
+}
+
+// isTerminal reports whether w is a character device (a terminal).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }

@@ -1,0 +1,453 @@
+package load
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// requester sends one request at a time over its own connection. It is
+// owned by one goroutine.
+type requester interface {
+	// do sends the request and reads the whole response before deadline,
+	// returning the HTTP status.
+	do(ctx context.Context, deadline time.Time) (status int, err error)
+	close()
+}
+
+// target is the parsed, immutable description of what every request sends.
+type target struct {
+	addr      string // host:port
+	tls       *tls.Config
+	head      bool   // HEAD: responses carry no body
+	request   []byte // the whole request, pre-built
+	url       string
+	method    string
+	header    http.Header
+	body      []byte
+	dialer    net.Dialer
+	conns     *connSet
+	netClient *http.Client
+}
+
+func newTarget(cfg *Config, conns *connSet) (*target, error) {
+	u, err := url.Parse(cfg.URL)
+	if err != nil {
+		return nil, fmt.Errorf("target URL %q: %w", cfg.URL, err)
+	}
+	port := u.Port()
+	if port == "" {
+		port = "80"
+		if u.Scheme == "https" {
+			port = "443"
+		}
+	}
+	t := &target{
+		addr:   net.JoinHostPort(u.Hostname(), port),
+		head:   cfg.Method == http.MethodHead,
+		url:    cfg.URL,
+		method: cfg.Method,
+		header: http.Header{},
+		body:   cfg.Body,
+		dialer: net.Dialer{Timeout: cfg.Timeout, KeepAlive: -1},
+		conns:  conns,
+	}
+	if u.Scheme == "https" {
+		t.tls = &tls.Config{ServerName: u.Hostname(), NextProtos: []string{"http/1.1"}}
+	}
+	host := u.Host
+	for _, h := range cfg.Header {
+		if http.CanonicalHeaderKey(h.Name) == "Host" {
+			host = h.Value
+		}
+	}
+	var b bytes.Buffer
+	path := u.RequestURI()
+	fmt.Fprintf(&b, "%s %s HTTP/1.1\r\nHost: %s\r\n", cfg.Method, path, host)
+	hasUA := false
+	for _, h := range cfg.Header {
+		switch http.CanonicalHeaderKey(h.Name) {
+		case "Host", "Content-Length":
+			continue
+		case "User-Agent":
+			hasUA = true
+		}
+		fmt.Fprintf(&b, "%s: %s\r\n", h.Name, h.Value)
+		t.header.Add(h.Name, h.Value)
+	}
+	if !hasUA {
+		b.WriteString("User-Agent: schedscope\r\n")
+		t.header.Set("User-Agent", "schedscope")
+	}
+	if cfg.Body != nil || cfg.Method == http.MethodPost || cfg.Method == http.MethodPut || cfg.Method == http.MethodPatch {
+		fmt.Fprintf(&b, "Content-Length: %d\r\n", len(cfg.Body))
+	}
+	b.WriteString("\r\n")
+	b.Write(cfg.Body)
+	t.request = b.Bytes()
+	if cfg.Client == NetHTTP {
+		t.netClient = &http.Client{Transport: &http.Transport{
+			DialContext:         t.dialer.DialContext,
+			MaxIdleConns:        cfg.MaxInflight,
+			MaxIdleConnsPerHost: cfg.MaxInflight,
+			DisableCompression:  true,
+			ForceAttemptHTTP2:   false,
+			TLSNextProto:        map[string]func(string, *tls.Conn) http.RoundTripper{},
+			TLSClientConfig:     t.tls,
+		}}
+	}
+	return t, nil
+}
+
+func (t *target) newRequester() requester {
+	if t.netClient != nil {
+		return &netRequester{t: t}
+	}
+	return &leanConn{t: t}
+}
+
+// closeIdle releases the net/http client's idle connections.
+func (t *target) closeIdle() {
+	if t.netClient != nil {
+		t.netClient.CloseIdleConnections()
+	}
+}
+
+// connSet tracks open connections so a cancelled run can close them all at
+// once, unblocking their readers.
+type connSet struct {
+	mu     sync.Mutex
+	conns  map[net.Conn]struct{}
+	closed bool
+}
+
+func newConnSet() *connSet { return &connSet{conns: map[net.Conn]struct{}{}} }
+
+// add registers c, or closes it and returns false after closeAll.
+func (s *connSet) add(c net.Conn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		c.Close()
+		return false
+	}
+	s.conns[c] = struct{}{}
+	return true
+}
+
+func (s *connSet) remove(c net.Conn) {
+	s.mu.Lock()
+	delete(s.conns, c)
+	s.mu.Unlock()
+	c.Close()
+}
+
+// closeAll closes every registered connection and every later one.
+func (s *connSet) closeAll() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	for c := range s.conns {
+		c.Close()
+	}
+	clear(s.conns)
+}
+
+// leanConn is the lean HTTP/1.1 client: one keep-alive connection, the
+// pre-built request written in one call, a minimal response parser.
+type leanConn struct {
+	t    *target
+	conn net.Conn
+	br   *bufio.Reader
+	// used is true once the connection carried a response: a failure on a
+	// reused connection before any response byte is retried once on a fresh
+	// one (the server may have closed an idle keep-alive connection).
+	used bool
+}
+
+func (c *leanConn) close() {
+	if c.conn != nil {
+		c.t.conns.remove(c.conn)
+		c.conn = nil
+	}
+}
+
+func (c *leanConn) dial(ctx context.Context, deadline time.Time) error {
+	dctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	conn, err := c.t.dialer.DialContext(dctx, "tcp", c.t.addr)
+	if err != nil {
+		return err
+	}
+	if c.t.tls != nil {
+		tc := tls.Client(conn, c.t.tls)
+		if err := tc.HandshakeContext(dctx); err != nil {
+			conn.Close()
+			return err
+		}
+		conn = tc
+	}
+	if !c.t.conns.add(conn) {
+		return context.Canceled
+	}
+	c.conn = conn
+	c.used = false
+	if c.br == nil {
+		c.br = bufio.NewReaderSize(conn, 4096)
+	} else {
+		c.br.Reset(conn)
+	}
+	return nil
+}
+
+func (c *leanConn) do(ctx context.Context, deadline time.Time) (int, error) {
+	for attempt := 0; ; attempt++ {
+		if c.conn == nil {
+			if err := c.dial(ctx, deadline); err != nil {
+				return 0, err
+			}
+		}
+		reused := c.used
+		if err := c.conn.SetDeadline(deadline); err != nil {
+			c.close()
+			return 0, err
+		}
+		var status int
+		var keep, started bool
+		_, err := c.conn.Write(c.t.request)
+		if err == nil {
+			status, keep, started, err = c.readResponse()
+		}
+		if err != nil {
+			c.close()
+			if reused && !started && attempt == 0 && !isTimeout(err) && ctx.Err() == nil {
+				continue
+			}
+			return 0, err
+		}
+		c.used = true
+		if !keep {
+			c.close()
+		}
+		return status, nil
+	}
+}
+
+// readResponse reads one response, discarding its body. started reports
+// whether any byte of it arrived; keep whether the connection may be reused.
+func (c *leanConn) readResponse() (status int, keep, started bool, err error) {
+	for {
+		line, err := c.readLine()
+		if err != nil {
+			return 0, false, started, err
+		}
+		started = true
+		// "HTTP/1.1 200 OK"
+		if len(line) < 12 || !bytes.HasPrefix(line, []byte("HTTP/1.")) || line[8] != ' ' {
+			return 0, false, true, fmt.Errorf("malformed status line %q", truncate(line))
+		}
+		status = 0
+		for _, d := range line[9:12] {
+			if d < '0' || d > '9' {
+				return 0, false, true, fmt.Errorf("malformed status line %q", truncate(line))
+			}
+			status = status*10 + int(d-'0')
+		}
+		keep = line[7] == '1'
+		contentLength := int64(-1)
+		chunked := false
+		for {
+			h, err := c.readLine()
+			if err != nil {
+				return 0, false, true, err
+			}
+			if len(h) == 0 {
+				break
+			}
+			name, value, ok := bytes.Cut(h, []byte(":"))
+			if !ok {
+				continue
+			}
+			value = bytes.TrimSpace(value)
+			switch {
+			case bytes.EqualFold(name, []byte("Content-Length")):
+				n, err := strconv.ParseInt(string(value), 10, 64)
+				if err != nil || n < 0 {
+					return 0, false, true, fmt.Errorf("malformed Content-Length %q", truncate(value))
+				}
+				contentLength = n
+			case bytes.EqualFold(name, []byte("Transfer-Encoding")):
+				chunked = bytes.Contains(bytes.ToLower(value), []byte("chunked"))
+			case bytes.EqualFold(name, []byte("Connection")):
+				switch {
+				case bytes.EqualFold(value, []byte("close")):
+					keep = false
+				case bytes.EqualFold(value, []byte("keep-alive")):
+					keep = true
+				}
+			}
+		}
+		if status >= 100 && status < 200 && status != 101 {
+			continue // an interim response: the real one follows
+		}
+		switch {
+		case c.t.head || status == 204 || status == 304:
+		case chunked:
+			if err := c.discardChunked(); err != nil {
+				return 0, false, true, err
+			}
+		case contentLength >= 0:
+			if _, err := c.br.Discard(int(contentLength)); err != nil {
+				return 0, false, true, err
+			}
+		default:
+			// No length: the body runs to the end of the connection.
+			if _, err := io.Copy(io.Discard, c.br); err != nil {
+				return 0, false, true, err
+			}
+			keep = false
+		}
+		return status, keep, true, nil
+	}
+}
+
+func (c *leanConn) discardChunked() error {
+	for {
+		line, err := c.readLine()
+		if err != nil {
+			return err
+		}
+		if i := bytes.IndexByte(line, ';'); i >= 0 {
+			line = line[:i]
+		}
+		n, err := strconv.ParseInt(string(bytes.TrimSpace(line)), 16, 64)
+		if err != nil || n < 0 {
+			return fmt.Errorf("malformed chunk size %q", truncate(line))
+		}
+		if n == 0 {
+			for { // trailers, up to the empty line
+				t, err := c.readLine()
+				if err != nil {
+					return err
+				}
+				if len(t) == 0 {
+					return nil
+				}
+			}
+		}
+		if _, err := c.br.Discard(int(n)); err != nil {
+			return err
+		}
+		if crlf, err := c.readLine(); err != nil {
+			return err
+		} else if len(crlf) != 0 {
+			return errors.New("malformed chunk: no CRLF after data")
+		}
+	}
+}
+
+// readLine returns one line without its line ending. The slice is valid
+// until the next read; a line longer than the buffer is cut to its start.
+func (c *leanConn) readLine() ([]byte, error) {
+	line, err := c.br.ReadSlice('\n')
+	if err == bufio.ErrBufferFull {
+		head := append([]byte(nil), line...)
+		for err == bufio.ErrBufferFull {
+			_, err = c.br.ReadSlice('\n')
+		}
+		line = head
+	}
+	if err != nil {
+		if err == io.EOF && len(line) > 0 {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, err
+	}
+	line = bytes.TrimSuffix(line, []byte("\n"))
+	return bytes.TrimSuffix(line, []byte("\r")), nil
+}
+
+func truncate(b []byte) []byte {
+	if len(b) > 64 {
+		return b[:64]
+	}
+	return b
+}
+
+// netRequester sends through net/http's client, tuned for load.
+type netRequester struct{ t *target }
+
+func (n *netRequester) close() {}
+
+func (n *netRequester) do(ctx context.Context, deadline time.Time) (int, error) {
+	rctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	var body io.Reader
+	if n.t.body != nil {
+		body = bytes.NewReader(n.t.body)
+	}
+	req, err := http.NewRequestWithContext(rctx, n.t.method, n.t.url, body)
+	if err != nil {
+		return 0, err
+	}
+	req.Header = n.t.header
+	resp, err := n.t.netClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	_, err = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return 0, err
+	}
+	return resp.StatusCode, nil
+}
+
+// outcome classifies one finished request.
+type outcome uint8
+
+const (
+	outOK outcome = iota
+	outStatus
+	outTimeout
+	outConnection
+	outOther
+)
+
+func classify(status int, err error) outcome {
+	switch {
+	case err == nil && status >= 200 && status < 300:
+		return outOK
+	case err == nil:
+		return outStatus
+	case isTimeout(err):
+		return outTimeout
+	case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET),
+		errors.Is(err, syscall.ECONNABORTED), errors.Is(err, syscall.EPIPE),
+		errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH),
+		errors.Is(err, syscall.EADDRNOTAVAIL), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return outConnection
+	default:
+		return outOther
+	}
+}
+
+func isTimeout(err error) bool {
+	if errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) {
+		return true
+	}
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}

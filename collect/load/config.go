@@ -1,0 +1,301 @@
+// Package load is schedscope's load generator: an open-model HTTP/1.1
+// generator (a fixed arrival rate, latency measured from each request's
+// intended send time, a bounded number of requests in flight, requests that
+// could not be sent counted as "not sent") and a closed model (N users, each
+// waiting for its response), run in phases (warm-up, one steady phase per
+// offered rate, pauses), with HdrHistogram latencies and verdicts that say
+// whether the generator or the target was the limit.
+//
+// Run is the entry point. It is safe to call Run from several goroutines with
+// different Configs; the package has no global state.
+package load
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Arrivals names how an open-model phase spaces its intended send times.
+type Arrivals string
+
+const (
+	// Uniform spaces arrivals at exactly 1/rate apart (the default).
+	Uniform Arrivals = "uniform"
+	// Poisson draws exponential inter-arrival gaps with mean 1/rate from a
+	// generator seeded with Config.Seed, so a seed reproduces the schedule.
+	Poisson Arrivals = "poisson"
+)
+
+// Client names the HTTP client implementation that sends requests.
+type Client string
+
+const (
+	// Lean is schedscope's own HTTP/1.1 client on net.Conn: one pre-built
+	// request, a minimal response parser (status line, Content-Length,
+	// chunked). It is the default because it is the cheapest per request
+	// (see bench/README.md).
+	Lean Client = "lean"
+	// NetHTTP is net/http's client, tuned for load (one connection per
+	// worker, keep-alive, no compression). Kept for comparison and for
+	// targets the lean client cannot talk to.
+	NetHTTP Client = "net/http"
+)
+
+// Defaults applied by Run to zero fields of Config.
+const (
+	DefaultDuration       = 10 * time.Second
+	DefaultTimeout        = 10 * time.Second
+	DefaultProgressEvery  = 250 * time.Millisecond
+	DefaultIntervalEvery  = time.Second
+	DefaultMaxInflightCap = 5000
+	// DefaultInflightSeconds is how many seconds of the offered rate may be
+	// in flight by default: MaxInflight = min(10 s x rate, 5,000).
+	DefaultInflightSeconds = 10
+	// DefaultSeed seeds Poisson arrivals when Config.Seed is zero.
+	DefaultSeed = 1
+)
+
+// Config describes one load run. The zero value of every optional field has
+// the documented default; Run never modifies the caller's Config.
+//
+// Exactly one of Rate, Rates (open model) or Users (closed model) must be set.
+type Config struct {
+	// URL is the target, http:// or https://. Required.
+	URL string
+	// Method is the HTTP method; "" means GET.
+	Method string
+	// Header holds extra request headers, sent on every request in the
+	// order given. Host overrides the URL's host; Content-Length is computed.
+	Header []Header
+	// Body is sent with every request (Content-Length set); nil sends none.
+	Body []byte
+
+	// Rate is the offered rate in requests per second of a single steady
+	// phase (open model). Must be > 0 when set.
+	Rate float64
+	// Rates is a ladder of offered rates, one steady phase per rate, in order
+	// (open model). Mutually exclusive with Rate.
+	Rates []float64
+	// Arrivals spaces open-model send times; "" means Uniform.
+	Arrivals Arrivals
+	// Seed seeds Poisson arrivals; 0 means DefaultSeed.
+	Seed uint64
+
+	// Users selects the closed model: Users goroutines each send a request,
+	// wait for its response, wait Think, and repeat.
+	Users int
+	// Think is each closed-model user's pause between a response and its
+	// next request; 0 means none.
+	Think time.Duration
+
+	// Warmup is a phase run before the measured phases (at the first rate,
+	// or with Users), reported apart and excluded from the steady results;
+	// 0 means no warm-up.
+	Warmup time.Duration
+	// Duration is the length of each steady phase; 0 means DefaultDuration.
+	Duration time.Duration
+	// Pause separates consecutive load phases (warm-up included); no
+	// requests are scheduled during a pause, while stragglers finish.
+	// 0 means no pause.
+	Pause time.Duration
+
+	// MaxInflight caps requests in flight at once (open model): a request
+	// due while every slot is busy is not sent and is counted as NotSent.
+	// 0 means min(10 s x the highest rate, 5,000). It also bounds the
+	// generator's goroutines and connections. Ignored in the closed model,
+	// where Users is the cap.
+	MaxInflight int
+	// Timeout is the client timeout of one request, from its actual send
+	// (connecting included); 0 means DefaultTimeout.
+	Timeout time.Duration
+
+	// Client selects the HTTP client; "" means Lean.
+	Client Client
+
+	// Progress, when set, receives a snapshot about every ProgressEvery from
+	// a single goroutine owned by Run, and once more at each phase end. It
+	// must return quickly; it is never called after Run returns.
+	Progress func(Progress)
+	// ProgressEvery is the progress period; 0 means DefaultProgressEvery.
+	ProgressEvery time.Duration
+	// Interval, when set, receives the latency histograms of each interval
+	// of every load phase as they are measured (about every IntervalEvery,
+	// and a last one at each phase's end), from the same goroutine as
+	// Progress. The histograms are owned by the receiver. HLog.Write fits
+	// here, so an interrupted run keeps the intervals measured so far.
+	Interval func(Interval)
+	// IntervalEvery is the interval period; 0 means DefaultIntervalEvery.
+	// It is rounded up to a multiple of ProgressEvery.
+	IntervalEvery time.Duration
+
+	// CPUIncludesTarget says the target runs in this process (as in
+	// `schedscope demo`): the measured CPU is then the target's plus the
+	// generator's, so no generator-bound verdict is drawn from it.
+	CPUIncludesTarget bool
+}
+
+// Header is one request header line.
+type Header struct {
+	Name, Value string
+}
+
+// ParseHeader parses "Name: value" as given to curl's -H.
+func ParseHeader(s string) (Header, error) {
+	name, value, ok := strings.Cut(s, ":")
+	name = strings.TrimSpace(name)
+	if !ok || name == "" || strings.ContainsAny(name, " \t\r\n") {
+		return Header{}, fmt.Errorf("header %q: want \"Name: value\"", s)
+	}
+	value = strings.TrimSpace(value)
+	if strings.ContainsAny(value, "\r\n") {
+		return Header{}, fmt.Errorf("header %q: value contains a line break", s)
+	}
+	return Header{Name: name, Value: value}, nil
+}
+
+// Model reports "open" or "closed" for a valid Config.
+func (c *Config) Model() string {
+	if c.Users > 0 {
+		return "closed"
+	}
+	return "open"
+}
+
+// Validate reports the first problem with c (wrapped in ErrConfig), or nil
+// when Run would accept it.
+func (c Config) Validate() error {
+	if _, err := c.withDefaults(); err != nil {
+		return &configError{err}
+	}
+	return nil
+}
+
+// ErrConfig matches (errors.Is) every error Run or Validate returns for a
+// bad Config; nothing was sent. The error's message names the problem.
+var ErrConfig = errors.New("bad load config")
+
+type configError struct{ err error }
+
+func (e *configError) Error() string        { return e.err.Error() }
+func (e *configError) Unwrap() error        { return e.err }
+func (e *configError) Is(target error) bool { return target == ErrConfig }
+
+// withDefaults checks c and returns a copy with defaults applied.
+func (c Config) withDefaults() (Config, error) {
+	if c.URL == "" {
+		return c, errors.New("no target URL")
+	}
+	u, err := url.Parse(c.URL)
+	if err != nil {
+		return c, fmt.Errorf("target URL %q: %w", c.URL, err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return c, fmt.Errorf("target URL %q: scheme must be http or https", c.URL)
+	}
+	if u.Host == "" || u.Hostname() == "" {
+		return c, fmt.Errorf("target URL %q: no host", c.URL)
+	}
+	if c.Method == "" {
+		c.Method = "GET"
+	}
+	if strings.ContainsAny(c.Method, " \t\r\n") {
+		return c, fmt.Errorf("method %q: contains white space", c.Method)
+	}
+	for _, h := range c.Header {
+		if h.Name == "" || strings.ContainsAny(h.Name, " \t\r\n:") || strings.ContainsAny(h.Value, "\r\n") {
+			return c, fmt.Errorf("header %q: malformed", h.Name)
+		}
+	}
+	open := c.Rate != 0 || len(c.Rates) > 0
+	switch {
+	case open && c.Users != 0:
+		return c, errors.New("both a rate (open model) and users (closed model) given: choose one")
+	case !open && c.Users == 0:
+		return c, errors.New("neither a rate (open model) nor users (closed model) given")
+	case c.Rate != 0 && len(c.Rates) > 0:
+		return c, errors.New("both Rate and Rates given: choose one")
+	case c.Users < 0:
+		return c, fmt.Errorf("users %d: must be > 0", c.Users)
+	}
+	if c.Rate != 0 {
+		c.Rates = []float64{c.Rate}
+	}
+	c.Rates = append([]float64(nil), c.Rates...)
+	for _, r := range c.Rates {
+		if !(r > 0) || r > 1e7 {
+			return c, fmt.Errorf("rate %g: must be > 0 and at most 10,000,000 req/s", r)
+		}
+	}
+	switch c.Arrivals {
+	case "":
+		c.Arrivals = Uniform
+	case Uniform, Poisson:
+	default:
+		return c, fmt.Errorf("arrivals %q: want uniform or poisson", c.Arrivals)
+	}
+	if c.Seed == 0 {
+		c.Seed = DefaultSeed
+	}
+	switch c.Client {
+	case "":
+		c.Client = Lean
+	case Lean, NetHTTP:
+	default:
+		return c, fmt.Errorf("client %q: want lean or net/http", c.Client)
+	}
+	for name, d := range map[string]time.Duration{"think": c.Think, "warmup": c.Warmup, "duration": c.Duration,
+		"pause": c.Pause, "timeout": c.Timeout, "progress period": c.ProgressEvery, "interval period": c.IntervalEvery} {
+		if d < 0 {
+			return c, fmt.Errorf("%s %v: must not be negative", name, d)
+		}
+	}
+	if c.Duration == 0 {
+		c.Duration = DefaultDuration
+	}
+	if c.Timeout == 0 {
+		c.Timeout = DefaultTimeout
+	}
+	if c.ProgressEvery == 0 {
+		c.ProgressEvery = DefaultProgressEvery
+	}
+	if c.IntervalEvery == 0 {
+		c.IntervalEvery = DefaultIntervalEvery
+	}
+	if c.IntervalEvery < c.ProgressEvery {
+		c.IntervalEvery = c.ProgressEvery
+	}
+	if c.MaxInflight < 0 {
+		return c, fmt.Errorf("max in-flight %d: must be > 0", c.MaxInflight)
+	}
+	if c.Users > 0 {
+		c.MaxInflight = c.Users
+	} else if c.MaxInflight == 0 {
+		c.MaxInflight = DefaultMaxInflight(maxOf(c.Rates))
+	}
+	c.Header = append([]Header(nil), c.Header...)
+	return c, nil
+}
+
+// DefaultMaxInflight is the default in-flight cap for an offered rate:
+// min(10 s x rate, 5,000), and at least 1.
+func DefaultMaxInflight(rate float64) int {
+	n := int(rate * DefaultInflightSeconds)
+	if n > DefaultMaxInflightCap {
+		n = DefaultMaxInflightCap
+	}
+	if n < 1 {
+		n = 1
+	}
+	return n
+}
+
+func maxOf(xs []float64) float64 {
+	var m float64
+	for _, x := range xs {
+		m = max(m, x)
+	}
+	return m
+}

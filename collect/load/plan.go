@@ -1,0 +1,87 @@
+package load
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"time"
+)
+
+// phasePlan is one entry of a run's plan.
+type phasePlan struct {
+	index int
+	kind  PhaseKind
+	name  string
+	step  int // index into Result.Phases; -1 for warm-up and pauses
+	rate  float64
+	users int
+	dur   time.Duration
+}
+
+// makePlan lays out the phases of cfg (defaults applied): an optional
+// warm-up, then one steady phase per rate (or one closed-model phase), with a
+// pause between consecutive load phases when cfg.Pause > 0.
+func makePlan(cfg *Config) []phasePlan {
+	var loads []phasePlan
+	if cfg.Warmup > 0 {
+		p := phasePlan{kind: Warmup, name: "warmup", step: -1, dur: cfg.Warmup, users: cfg.Users}
+		if cfg.Users == 0 {
+			p.rate = cfg.Rates[0]
+		}
+		loads = append(loads, p)
+	}
+	if cfg.Users > 0 {
+		loads = append(loads, phasePlan{kind: Steady, name: "steady", step: 0, users: cfg.Users, dur: cfg.Duration})
+	} else {
+		for i, r := range cfg.Rates {
+			name := "steady"
+			if len(cfg.Rates) > 1 {
+				name = fmt.Sprintf("step %d/%d", i+1, len(cfg.Rates))
+			}
+			loads = append(loads, phasePlan{kind: Steady, name: name, step: i, rate: r, dur: cfg.Duration})
+		}
+	}
+	var plan []phasePlan
+	for i, p := range loads {
+		if i > 0 && cfg.Pause > 0 {
+			plan = append(plan, phasePlan{kind: Pause, name: "pause", step: -1, dur: cfg.Pause})
+		}
+		plan = append(plan, p)
+	}
+	for i := range plan {
+		plan[i].index = i
+	}
+	return plan
+}
+
+// pacer yields the intended send times of one open-model phase, in
+// nanoseconds on the run's clock.
+type pacer struct {
+	start   int64
+	rate    float64
+	i       int64
+	rng     *rand.Rand // nil for uniform arrivals
+	poisson float64    // Poisson: the offset of the next arrival, ns
+}
+
+// newPacer starts at start (ns). Poisson arrivals draw from a PCG seeded
+// with (seed, phase), so each phase of a seeded run is reproducible.
+func newPacer(kind Arrivals, rate float64, start int64, seed uint64, phase int) *pacer {
+	p := &pacer{start: start, rate: rate}
+	if kind == Poisson {
+		p.rng = rand.New(rand.NewPCG(seed, uint64(phase)))
+		p.poisson = p.rng.ExpFloat64() * 1e9 / rate
+	}
+	return p
+}
+
+// next returns the next intended send time and advances.
+func (p *pacer) next() int64 {
+	if p.rng != nil {
+		t := p.start + int64(p.poisson)
+		p.poisson += p.rng.ExpFloat64() * 1e9 / p.rate
+		return t
+	}
+	t := p.start + int64(float64(p.i)*1e9/p.rate)
+	p.i++
+	return t
+}

@@ -1,0 +1,539 @@
+package load
+
+import (
+	"context"
+	"runtime"
+	"runtime/metrics"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+)
+
+// histMax is the largest value the histograms hold (ns); larger values are
+// recorded as histMax.
+const histMax = int64(time.Hour)
+
+func newHist() *hdrhistogram.Histogram { return hdrhistogram.New(1, histMax, 3) }
+
+// sampleEvery is how often the collector samples the number in flight.
+const sampleEvery = 5 * time.Millisecond
+
+// closedBackoff is how long a closed-model user waits after a connection or
+// other error before its next request, so an unreachable target is not
+// hammered in a tight loop.
+const closedBackoff = 10 * time.Millisecond
+
+// Run drives the load described by cfg until its plan ends or ctx is
+// cancelled, and returns what it measured.
+//
+// A bad Config is an error and nothing is sent. Per-request failures
+// (refused connections, timeouts, non-2xx) are counted in the result, never
+// returned as errors. When ctx is cancelled, Run closes every connection at
+// once and returns the partial result (Interrupted set) with a nil error.
+// Run starts goroutines and connections and stops them all before it
+// returns; Progress and Interval are not called after that.
+func Run(ctx context.Context, cfg Config) (*Result, error) {
+	c, err := cfg.withDefaults()
+	if err != nil {
+		return nil, &configError{err}
+	}
+	r, err := newRunner(ctx, &c)
+	if err != nil {
+		return nil, err
+	}
+	return r.run(), nil
+}
+
+// ticket is one open-model request handed to a worker.
+type ticket struct {
+	phase    int32
+	intended int64 // ns on the run's clock
+}
+
+// runner is one Run's state.
+type runner struct {
+	cfg     *Config
+	ctx     context.Context
+	target  *target
+	conns   *connSet
+	plan    []phasePlan
+	states  []*phaseState // one per plan entry; nil for pauses
+	shards  []shard
+	start   time.Time // the run's clock: every ns offset is since start
+	timeout time.Duration
+
+	inflight atomic.Int64 // requests in flight, all phases
+
+	// Open model: workers receive tickets; only the driver goroutine spawns
+	// workers and sends tickets.
+	tickets chan ticket
+	workers int
+	wg      sync.WaitGroup
+
+	// Closed model: requesters parked between phases, so users keep their
+	// connections.
+	idleMu  sync.Mutex
+	idleReq []requester
+
+	mu       sync.Mutex // guards current and the phaseState fields marked "mu"
+	current  int        // plan index being driven, -1 before and after
+	curStart int64      // when current started, ns
+}
+
+// phaseState is one load phase's counters and accumulators.
+type phaseState struct {
+	plan phasePlan
+
+	// Written by the driver or the users; read by the collector.
+	planned, sent, notSent atomic.Int64
+	inflight               atomic.Int64 // this phase's requests in flight
+
+	// mu: set by the driver at phase start and end.
+	began, ended     bool
+	startNS, endNS   int64
+	cpu0, cpu1       time.Duration
+	gc0, gc1         gcSample
+	final            bool
+	result           *PhaseResult
+	nextIntervalFrom int64
+
+	// Collector-owned accumulators.
+	lat, svc, lag          *hdrhistogram.Histogram // the whole phase
+	tickLat, tickSvc       *hdrhistogram.Histogram // the last progress interval
+	tickLag                *hdrhistogram.Histogram
+	ivLat, ivSvc, ivLag    *hdrhistogram.Histogram // the current Interval; nil when not requested
+	completed, ok          int64
+	lastOK                 int64
+	errs                   ErrorCounts
+	codes                  map[int]int64
+	inflightSum            float64
+	inflightN, inflightMax int64
+}
+
+// shard is a lock-protected set of per-phase recorders. Each worker records
+// into one shard, so locks are rarely contended and no histogram is shared
+// by two goroutines at once.
+type shard struct {
+	mu   sync.Mutex
+	recs []*phaseRec // by plan index; nil when the phase is not recording
+	_    [40]byte    // keep shards on separate cache lines
+}
+
+// phaseRec holds what one shard recorded for one phase since the
+// collector last drained it.
+type phaseRec struct {
+	lat, svc, lag *hdrhistogram.Histogram
+	completed, ok int64
+	errs          ErrorCounts
+	codes         [600]int64
+}
+
+func newRunner(ctx context.Context, cfg *Config) (*runner, error) {
+	conns := newConnSet()
+	t, err := newTarget(cfg, conns)
+	if err != nil {
+		return nil, err
+	}
+	nShards := min(2*runtime.GOMAXPROCS(0), 8)
+	r := &runner{
+		cfg:     cfg,
+		ctx:     ctx,
+		target:  t,
+		conns:   conns,
+		plan:    makePlan(cfg),
+		shards:  make([]shard, nShards),
+		timeout: cfg.Timeout,
+		current: -1,
+	}
+	r.states = make([]*phaseState, len(r.plan))
+	for i, p := range r.plan {
+		if p.kind != Pause {
+			r.states[i] = &phaseState{plan: p, codes: map[int]int64{}}
+		}
+	}
+	for i := range r.shards {
+		r.shards[i].recs = make([]*phaseRec, len(r.plan))
+	}
+	if cfg.Users == 0 {
+		r.tickets = make(chan ticket, cfg.MaxInflight)
+	}
+	return r, nil
+}
+
+// nowNS is the time on the run's clock (monotonic), in ns.
+func (r *runner) nowNS() int64 { return int64(time.Since(r.start)) }
+
+func (r *runner) run() *Result {
+	r.start = time.Now()
+	stopClose := context.AfterFunc(r.ctx, r.conns.closeAll)
+	defer stopClose()
+
+	col := newCollector(r)
+	colDone := make(chan struct{})
+	go func() {
+		defer close(colDone)
+		col.loop()
+	}()
+
+	for _, p := range r.plan {
+		if r.ctx.Err() != nil {
+			break
+		}
+		r.drive(p)
+	}
+	r.mu.Lock()
+	r.current = -1
+	r.mu.Unlock()
+
+	// Let the last requests finish (each is bounded by the timeout), unless
+	// interrupted: then the connections are already closed.
+	r.waitIdle()
+	if r.tickets != nil {
+		close(r.tickets)
+	}
+	r.wg.Wait()
+	r.idleMu.Lock()
+	for _, q := range r.idleReq {
+		q.close()
+	}
+	r.idleReq = nil
+	r.idleMu.Unlock()
+	r.target.closeIdle()
+
+	col.stop()
+	<-colDone
+	return r.result()
+}
+
+// waitIdle waits until nothing is in flight, the context is cancelled, or
+// a timeout's worth of time has passed.
+func (r *runner) waitIdle() {
+	deadline := time.Now().Add(r.timeout + time.Second)
+	for r.inflight.Load() > 0 && r.ctx.Err() == nil && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// drive runs one phase of the plan on the calling goroutine.
+func (r *runner) drive(p phasePlan) {
+	ps := r.states[p.index]
+	start := r.nowNS()
+	if ps != nil {
+		for i := range r.shards {
+			sh := &r.shards[i]
+			rec := &phaseRec{lat: newHist(), svc: newHist(), lag: newHist()}
+			sh.mu.Lock()
+			sh.recs[p.index] = rec
+			sh.mu.Unlock()
+		}
+		cpu, gc := processCPU(), readGC()
+		start = r.nowNS()
+		r.mu.Lock()
+		ps.began, ps.startNS, ps.cpu0, ps.gc0 = true, start, cpu, gc
+		ps.nextIntervalFrom = start
+		r.current, r.curStart = p.index, start
+		r.mu.Unlock()
+	} else {
+		r.mu.Lock()
+		r.current, r.curStart = p.index, start
+		r.mu.Unlock()
+	}
+	end := start + int64(p.dur)
+	switch {
+	case p.kind == Pause:
+		r.sleepUntil(end)
+	case p.users > 0:
+		r.closedPhase(ps, end)
+	default:
+		r.openPhase(ps, start, end)
+	}
+	if ps != nil {
+		stop := min(r.nowNS(), max(end, start))
+		if r.ctx.Err() == nil {
+			stop = end
+		}
+		cpu, gc := processCPU(), readGC()
+		r.mu.Lock()
+		ps.ended, ps.endNS, ps.cpu1, ps.gc1 = true, stop, cpu, gc
+		r.mu.Unlock()
+	}
+}
+
+// sleepUntil sleeps until t on the run's clock or until the context is
+// cancelled, reporting false when cancelled. The last 2 ms are slept with
+// shortSleep, for precision.
+func (r *runner) sleepUntil(t int64) bool {
+	var timer *time.Timer
+	for {
+		if r.ctx.Err() != nil {
+			return false
+		}
+		d := time.Duration(t - r.nowNS())
+		if d <= 0 {
+			return true
+		}
+		if d > 3*time.Millisecond {
+			if timer == nil {
+				timer = time.NewTimer(d - 2*time.Millisecond)
+				defer timer.Stop()
+			} else {
+				timer.Reset(d - 2*time.Millisecond)
+			}
+			select {
+			case <-r.ctx.Done():
+				return false
+			case <-timer.C:
+			}
+			continue
+		}
+		shortSleep(d)
+	}
+}
+
+// openPhase schedules the phase's arrivals from start to end, handing each
+// to an idle worker, or counting it as not sent when MaxInflight requests are
+// already in flight.
+func (r *runner) openPhase(ps *phaseState, start, end int64) {
+	pc := newPacer(r.cfg.Arrivals, ps.plan.rate, start, r.cfg.Seed, ps.plan.index)
+	limit := int64(r.cfg.MaxInflight)
+	phase := int32(ps.plan.index)
+	for {
+		due := pc.next()
+		if due >= end {
+			r.sleepUntil(end)
+			return
+		}
+		if due > r.nowNS() {
+			if !r.sleepUntil(due) {
+				return
+			}
+		}
+		ps.planned.Add(1)
+		n := r.inflight.Load()
+		if n >= limit {
+			ps.notSent.Add(1)
+			continue
+		}
+		r.inflight.Add(1)
+		ps.inflight.Add(1)
+		ps.sent.Add(1)
+		if int64(r.workers) <= n {
+			r.spawnWorker()
+		}
+		r.tickets <- ticket{phase: phase, intended: due}
+	}
+}
+
+func (r *runner) spawnWorker() {
+	id := r.workers
+	r.workers++
+	r.wg.Add(1)
+	go r.worker(id)
+}
+
+// worker sends the tickets it receives over its own connection until the
+// ticket channel is closed.
+func (r *runner) worker(id int) {
+	defer r.wg.Done()
+	req := r.target.newRequester()
+	defer req.close()
+	sh := &r.shards[id%len(r.shards)]
+	for t := range r.tickets {
+		ps := r.states[t.phase]
+		if r.ctx.Err() != nil { // interrupted before sending: unfinished
+			ps.inflight.Add(-1)
+			r.inflight.Add(-1)
+			continue
+		}
+		now := time.Now()
+		sent := int64(now.Sub(r.start))
+		status, err := req.do(r.ctx, now.Add(r.timeout))
+		r.finish(sh, ps, t.intended, sent, status, err)
+	}
+}
+
+// finish records one request's outcome and releases its in-flight slot.
+func (r *runner) finish(sh *shard, ps *phaseState, intended, sent int64, status int, err error) outcome {
+	done := r.nowNS()
+	o := classify(status, err)
+	if err == nil || r.ctx.Err() == nil { // an error caused by interruption is no outcome
+		sh.record(ps.plan.index, o, status, intended, sent, done)
+	}
+	ps.inflight.Add(-1)
+	r.inflight.Add(-1)
+	return o
+}
+
+func (s *shard) record(phase int, o outcome, status int, intended, sent, done int64) {
+	s.mu.Lock()
+	rec := s.recs[phase]
+	if rec == nil { // the phase was closed after a forced stop
+		s.mu.Unlock()
+		return
+	}
+	rec.completed++
+	switch o {
+	case outOK:
+		rec.ok++
+	case outStatus:
+		rec.errs.Status++
+	case outTimeout:
+		rec.errs.Timeout++
+	case outConnection:
+		rec.errs.Connection++
+	default:
+		rec.errs.Other++
+	}
+	if o <= outTimeout {
+		_ = rec.lat.RecordValue(clampNS(done - intended))
+		_ = rec.svc.RecordValue(clampNS(done - sent))
+	}
+	if o <= outStatus {
+		rec.codes[min(max(status, 0), len(rec.codes)-1)]++
+	}
+	_ = rec.lag.RecordValue(clampNS(sent - intended))
+	s.mu.Unlock()
+}
+
+func clampNS(v int64) int64 { return min(max(v, 0), histMax) }
+
+// closedPhase runs ps.plan.users users until end: each sends, waits for its
+// response, thinks, and repeats. It returns when every user has stopped.
+func (r *runner) closedPhase(ps *phaseState, end int64) {
+	var wg sync.WaitGroup
+	for u := 0; u < ps.plan.users; u++ {
+		req := r.takeRequester()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer r.putRequester(req)
+			r.user(ps, req, &r.shards[u%len(r.shards)], end)
+		}()
+	}
+	wg.Wait()
+}
+
+func (r *runner) user(ps *phaseState, req requester, sh *shard, end int64) {
+	for r.ctx.Err() == nil {
+		now := time.Now()
+		sent := int64(now.Sub(r.start))
+		if sent >= end {
+			return
+		}
+		ps.planned.Add(1)
+		ps.sent.Add(1)
+		ps.inflight.Add(1)
+		r.inflight.Add(1)
+		status, err := req.do(r.ctx, now.Add(r.timeout))
+		o := r.finish(sh, ps, sent, sent, status, err)
+		pause := r.cfg.Think
+		if o >= outConnection {
+			pause = max(pause, closedBackoff)
+		}
+		if pause > 0 && !r.sleepUntil(min(r.nowNS()+int64(pause), end)) {
+			return
+		}
+	}
+}
+
+func (r *runner) takeRequester() requester {
+	r.idleMu.Lock()
+	defer r.idleMu.Unlock()
+	if n := len(r.idleReq); n > 0 {
+		q := r.idleReq[n-1]
+		r.idleReq = r.idleReq[:n-1]
+		return q
+	}
+	return r.target.newRequester()
+}
+
+func (r *runner) putRequester(q requester) {
+	r.idleMu.Lock()
+	r.idleReq = append(r.idleReq, q)
+	r.idleMu.Unlock()
+}
+
+// gcSample is a reading of the runtime's GC metrics.
+type gcSample struct {
+	cycles uint64
+	pauses *metrics.Float64Histogram
+}
+
+func readGC() gcSample {
+	s := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}, {Name: "/sched/pauses/total/gc:seconds"}}
+	metrics.Read(s)
+	var g gcSample
+	if s[0].Value.Kind() == metrics.KindUint64 {
+		g.cycles = s[0].Value.Uint64()
+	}
+	if s[1].Value.Kind() == metrics.KindFloat64Histogram {
+		g.pauses = s[1].Value.Float64Histogram()
+	}
+	return g
+}
+
+// gcBetween is the GC activity between two readings.
+func gcBetween(a, b gcSample) GCStats {
+	st := GCStats{Cycles: b.cycles - a.cycles}
+	if a.pauses == nil || b.pauses == nil || len(a.pauses.Counts) != len(b.pauses.Counts) {
+		return st
+	}
+	for i, c := range b.pauses.Counts {
+		d := c - a.pauses.Counts[i]
+		if d == 0 {
+			continue
+		}
+		lo, hi := b.pauses.Buckets[i], b.pauses.Buckets[i+1]
+		mid := lo
+		if hi > lo && hi < 1e9 {
+			mid = (lo + hi) / 2
+			st.PauseMaxMS = max(st.PauseMaxMS, hi*1000)
+		} else {
+			st.PauseMaxMS = max(st.PauseMaxMS, lo*1000)
+		}
+		st.PauseTotalMS += float64(d) * mid * 1000
+	}
+	return st
+}
+
+// result assembles the Result after the collector has finalised every phase.
+func (r *runner) result() *Result {
+	c := r.cfg
+	res := &Result{
+		Target:            c.URL,
+		Method:            c.Method,
+		Model:             c.Model(),
+		MaxInflight:       c.MaxInflight,
+		TimeoutS:          c.Timeout.Seconds(),
+		Client:            c.Client,
+		GOMAXPROCS:        runtime.GOMAXPROCS(0),
+		NumCPU:            runtime.NumCPU(),
+		Start:             r.start,
+		ElapsedS:          time.Since(r.start).Seconds(),
+		Interrupted:       r.ctx.Err() != nil,
+		CPUIncludesTarget: c.CPUIncludesTarget,
+		Phases:            []PhaseResult{},
+	}
+	if c.Users > 0 {
+		res.Users = c.Users
+		res.ThinkMS = float64(c.Think) / 1e6
+	} else {
+		res.Arrivals = c.Arrivals
+		if c.Arrivals == Poisson {
+			res.Seed = c.Seed
+		}
+	}
+	for _, ps := range r.states {
+		if ps == nil || ps.result == nil {
+			continue
+		}
+		if ps.plan.kind == Warmup {
+			res.Warmup = ps.result
+		} else {
+			res.Phases = append(res.Phases, *ps.result)
+		}
+	}
+	return res
+}

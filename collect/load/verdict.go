@@ -1,0 +1,162 @@
+package load
+
+import (
+	"fmt"
+	"math"
+)
+
+// VerdictKind names a kind of verdict.
+type VerdictKind string
+
+const (
+	// GeneratorBound: the generator, not the target, limited the phase: send
+	// lag p99 over 1 ms, requests not sent, or the generator near a full core.
+	GeneratorBound VerdictKind = "generator-bound"
+	// LittlesLaw checks mean in flight against throughput x mean latency
+	// and says how far the in-flight cap (users or MaxInflight) is from
+	// limiting throughput.
+	LittlesLaw VerdictKind = "littles-law"
+	// ClosedCeiling is carried by every closed-model phase: throughput cannot
+	// exceed users / (latency + think).
+	ClosedCeiling VerdictKind = "closed-model-ceiling"
+	// BelowCapacity: 2xx/s tracked the offered rate (open model).
+	BelowCapacity VerdictKind = "below-capacity"
+	// OverCapacity: 2xx/s fell short of the offered rate (open model) while
+	// the generator kept up: the target is saturated.
+	OverCapacity VerdictKind = "over-capacity"
+	// Errors: more than 1 % of completed requests failed.
+	Errors VerdictKind = "errors"
+)
+
+// Thresholds behind the verdicts.
+const (
+	// SendLagLimit is the send-lag p99 above which the generator is late.
+	SendLagLimitMS = 1.0
+	// CPUCoreLimit is the generator CPU (cores) that counts as "near a full core".
+	CPUCoreLimit = 0.9
+	// TrackingRatio is how close 2xx/s must be to the offered rate to call
+	// the phase below capacity.
+	TrackingRatio = 0.95
+	// CeilingRatio is how close throughput must be to a Little's-law ceiling
+	// for the ceiling to be called the limit.
+	CeilingRatio = 0.9
+)
+
+// Verdict is one conclusion about a phase, with the numbers behind it.
+type Verdict struct {
+	Kind VerdictKind `json:"kind"`
+	// Message is one sentence with the numbers, without the kind.
+	Message string `json:"message"`
+	// Numbers are the figures the verdict was drawn from, by name.
+	Numbers map[string]float64 `json:"numbers"`
+}
+
+// String renders the verdict as "kind: message".
+func (v Verdict) String() string { return string(v.Kind) + ": " + v.Message }
+
+// judge draws the verdicts of one phase from its figures. think and cap are
+// the closed model's think time (seconds) and the in-flight cap; cpuIsOurs is
+// false when the CPU figures include an in-process target.
+func judge(p *PhaseResult, model string, think float64, inflightCap int, cpuIsOurs bool) []Verdict {
+	var vs []Verdict
+	meanLatS := p.Latency.Mean / 1000
+	thr := p.CompletedPerS
+
+	// Generator-bound.
+	var reasons []string
+	nums := map[string]float64{
+		"send_lag_p99_ms": p.SendLag.P99, "not_sent": float64(p.NotSent), "planned": float64(p.Planned),
+		"generator_cpu_cores": p.GeneratorCPUCores,
+	}
+	if p.SendLag.P99 > SendLagLimitMS {
+		reasons = append(reasons, fmt.Sprintf("send lag p99 %.2f ms > %.0f ms", p.SendLag.P99, SendLagLimitMS))
+	}
+	if p.NotSent > 0 {
+		reasons = append(reasons, fmt.Sprintf("%d of %d planned requests not sent (in-flight cap %d reached)",
+			p.NotSent, p.Planned, inflightCap))
+		nums["max_inflight"] = float64(inflightCap)
+	}
+	if cpuIsOurs && p.GeneratorCPUCores >= CPUCoreLimit {
+		reasons = append(reasons, fmt.Sprintf("generator used %.2f cores", p.GeneratorCPUCores))
+	}
+	if len(reasons) > 0 {
+		vs = append(vs, Verdict{Kind: GeneratorBound, Numbers: nums,
+			Message: joinReasons(reasons) + ": the figures describe the generator as much as the target"})
+	}
+
+	// Little's law.
+	if p.Completed > 0 && meanLatS > 0 {
+		predicted := thr * meanLatS
+		ceiling := float64(inflightCap) / (meanLatS + think)
+		n := map[string]float64{"mean_inflight": p.MeanInFlight, "throughput_per_s": thr,
+			"mean_latency_ms": p.Latency.Mean, "predicted_inflight": predicted,
+			"inflight_cap": float64(inflightCap), "ceiling_per_s": ceiling}
+		msg := fmt.Sprintf("%.1f in flight on average vs %.0f req/s x %.1f ms = %.1f", p.MeanInFlight, thr, p.Latency.Mean, predicted)
+		if model == "open" {
+			msg += fmt.Sprintf("; the cap of %d in flight allows up to %.0f req/s at this latency", inflightCap, ceiling)
+		}
+		vs = append(vs, Verdict{Kind: LittlesLaw, Numbers: n, Message: msg})
+	}
+
+	// Closed-model ceiling: on every closed phase.
+	if model == "closed" {
+		ceiling := math.Inf(1)
+		if meanLatS+think > 0 {
+			ceiling = float64(p.Users) / (meanLatS + think)
+		}
+		ratio := 0.0
+		if ceiling > 0 && !math.IsInf(ceiling, 1) {
+			ratio = thr / ceiling
+		}
+		msg := fmt.Sprintf("throughput cannot exceed users / (latency + think) = %d / (%.2f ms + %.0f ms) = %.0f req/s; measured %.0f req/s (%.0f %% of it)",
+			p.Users, p.Latency.Mean, think*1000, ceiling, thr, 100*ratio)
+		if ratio >= CeilingRatio {
+			msg += ": this measures the generator's users, not the target's capacity (use --rate)"
+		}
+		vs = append(vs, Verdict{Kind: ClosedCeiling, Message: msg, Numbers: map[string]float64{
+			"users": float64(p.Users), "mean_latency_ms": p.Latency.Mean, "think_ms": think * 1000,
+			"ceiling_per_s": ceiling, "throughput_per_s": thr, "ratio": ratio}})
+	}
+
+	// Capacity (open model).
+	if model == "open" && p.OfferedRate > 0 {
+		ratio := p.OKPerS / p.OfferedRate
+		n := map[string]float64{"ok_per_s": p.OKPerS, "offered_rate": p.OfferedRate, "ratio": ratio}
+		switch {
+		case ratio >= TrackingRatio:
+			vs = append(vs, Verdict{Kind: BelowCapacity, Numbers: n, Message: fmt.Sprintf(
+				"2xx/s %.0f tracks the offered %.0f req/s (%.1f %%)", p.OKPerS, p.OfferedRate, 100*ratio)})
+		case len(reasons) == 0:
+			vs = append(vs, Verdict{Kind: OverCapacity, Numbers: n, Message: fmt.Sprintf(
+				"2xx/s %.0f of the offered %.0f req/s (%.1f %%) while the generator kept up: the target is saturated",
+				p.OKPerS, p.OfferedRate, 100*ratio)})
+		default:
+			vs = append(vs, Verdict{Kind: OverCapacity, Numbers: n, Message: fmt.Sprintf(
+				"2xx/s %.0f of the offered %.0f req/s (%.1f %%), but the generator was also a limit (see generator-bound)",
+				p.OKPerS, p.OfferedRate, 100*ratio)})
+		}
+	}
+
+	// Errors.
+	if e := p.Errors.Total(); p.Completed > 0 && float64(e) > 0.01*float64(p.Completed) {
+		vs = append(vs, Verdict{Kind: Errors, Message: fmt.Sprintf(
+			"%d of %d completed requests failed (%.1f %%): %d non-2xx, %d timeouts, %d connection, %d other",
+			e, p.Completed, 100*float64(e)/float64(p.Completed), p.Errors.Status, p.Errors.Timeout, p.Errors.Connection, p.Errors.Other),
+			Numbers: map[string]float64{"errors": float64(e), "completed": float64(p.Completed),
+				"status": float64(p.Errors.Status), "timeout": float64(p.Errors.Timeout),
+				"connection": float64(p.Errors.Connection), "other": float64(p.Errors.Other)}})
+	}
+	return vs
+}
+
+func joinReasons(rs []string) string {
+	s := rs[0]
+	for i := 1; i < len(rs); i++ {
+		if i == len(rs)-1 {
+			s += " and " + rs[i]
+		} else {
+			s += ", " + rs[i]
+		}
+	}
+	return s
+}
