@@ -1,0 +1,126 @@
+package report
+
+import (
+	"fmt"
+	"image/color"
+	"os"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+)
+
+// Plot size: about 480 x 300 pixels at the default 96 dpi, small enough for
+// a repository and readable in a design document.
+const (
+	plotWidth  = 5 * vg.Inch
+	plotHeight = 3.1 * vg.Inch
+)
+
+// series is one line of a plot.
+type series struct {
+	name string
+	xy   plotter.XYs
+}
+
+// throughputPlot draws 2xx/s against the offered rate, one line per
+// GOMAXPROCS, with the served-everything diagonal for reference.
+func throughputPlot(r *SweepReport) *plot.Plot {
+	p := plot.New()
+	p.Title.Text = "2xx/s vs offered rate"
+	p.X.Label.Text = "offered (req/s)"
+	p.Y.Label.Text = "2xx responses/s"
+	var lines []series
+	maxRate := 0.0
+	for _, l := range r.Analysis.Levels {
+		s := series{name: fmt.Sprintf("GOMAXPROCS %d", l.GOMAXPROCS)}
+		for _, c := range l.Cells {
+			s.xy = append(s.xy, plotter.XY{X: c.OfferedRate, Y: c.OKPerSec})
+			maxRate = max(maxRate, c.OfferedRate)
+		}
+		lines = append(lines, s)
+	}
+	diag := plotter.NewFunction(func(x float64) float64 { return x })
+	diag.Color = color.Gray{Y: 160}
+	diag.Dashes = []vg.Length{vg.Points(3), vg.Points(3)}
+	diag.XMin, diag.XMax = 0, maxRate
+	p.Add(diag)
+	p.Legend.Add("offered", diag)
+	addLines(p, lines)
+	// The lines rise from the bottom left and flatten at the top right:
+	// the bottom right is free for the legend.
+	p.Legend.Top, p.Legend.Left = false, false
+	p.Legend.XOffs, p.Legend.YOffs = -vg.Points(6), vg.Points(6)
+	p.X.Min, p.Y.Min = 0, 0
+	return p
+}
+
+// p99Plot draws p99 latency against the offered rate on a log scale.
+func p99Plot(r *SweepReport) *plot.Plot {
+	p := plot.New()
+	p.Title.Text = "p99 latency vs offered rate"
+	p.X.Label.Text = "offered (req/s)"
+	p.Y.Label.Text = "p99 (ms, log scale)"
+	p.Y.Scale = plot.LogScale{}
+	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	var lines []series
+	for _, l := range r.Analysis.Levels {
+		s := series{name: fmt.Sprintf("GOMAXPROCS %d", l.GOMAXPROCS)}
+		for _, c := range l.Cells {
+			ms := float64(c.P99) / 1e6
+			if ms <= 0 {
+				continue // a log scale cannot show zero
+			}
+			s.xy = append(s.xy, plotter.XY{X: c.OfferedRate, Y: ms})
+		}
+		lines = append(lines, s)
+	}
+	addLines(p, lines)
+	p.X.Min = 0
+	return p
+}
+
+func addLines(p *plot.Plot, lines []series) {
+	for i, s := range lines {
+		if len(s.xy) == 0 {
+			continue
+		}
+		l, pts, err := plotter.NewLinePoints(s.xy)
+		if err != nil {
+			continue // NaN or Inf: nothing drawable
+		}
+		l.Color = plotutil.Color(i)
+		l.Width = vg.Points(1.5)
+		pts.Color = plotutil.Color(i)
+		pts.Shape = plotutil.Shape(i)
+		p.Add(l, pts)
+		p.Legend.Add(s.name, l, pts)
+	}
+	p.Legend.Top = true
+	p.Legend.Left = true
+	p.Legend.XOffs = vg.Points(6)
+	p.Legend.TextStyle.Font.Size = vg.Points(8)
+	p.Add(plotter.NewGrid())
+	p.Title.TextStyle.Font.Size = vg.Points(11)
+}
+
+// savePlot writes p as a PNG to path.
+func savePlot(path string, p *plot.Plot) error {
+	wt, err := p.WriterTo(plotWidth, plotHeight, "png")
+	if err != nil {
+		return fmt.Errorf("plot %s: %w", path, err)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("plot: %w", err)
+	}
+	_, werr := wt.WriteTo(f)
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		return fmt.Errorf("plot %s: %w", path, werr)
+	}
+	return nil
+}

@@ -1,0 +1,411 @@
+// Package report writes schedscope's Markdown reports with PNG plots: for a
+// GOMAXPROCS sweep directory (collect/sweep) the results table, knee,
+// capacity by Little's law, scaling verdict, carriers needed and recommended
+// GOMAXPROCS; for a run directory, latency and goroutines/threads over time.
+//
+// Reports read like the seed benchmarks' tables: each says how it was
+// measured (target, model, rates, durations, iterations, machine), so it can
+// be pasted into a design document as it is.
+package report
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/schedscope/schedscope/analyze/capacity"
+	"github.com/schedscope/schedscope/collect/sweep"
+)
+
+// File names a sweep report writes into its directory.
+const (
+	ReportFile     = "report.md"
+	ThroughputPlot = "throughput.png"
+	P99Plot        = "p99.png"
+)
+
+// SweepReport is a sweep directory's analysis, as rendered.
+type SweepReport struct {
+	Sweep    *sweep.Sweep
+	Analysis capacity.Analysis
+	// Files are the paths written, report first.
+	Files []string
+}
+
+// Samples converts a sweep's steps to capacity samples.
+func Samples(steps []sweep.Step) []capacity.Sample {
+	out := make([]capacity.Sample, 0, len(steps))
+	for _, st := range steps {
+		out = append(out, capacity.Sample{
+			GOMAXPROCS: st.GOMAXPROCS, Iteration: st.Iteration, OfferedRate: st.Rate,
+			OKPerSec: st.OKPerSec, P50: msDur(st.P50MS), P99: msDur(st.P99MS),
+			Errors: st.Errors, NotSent: st.NotSent,
+			CPUPerRequest:  time.Duration(st.CPUPerRequestUS * float64(time.Microsecond)),
+			RSSBytes:       st.RSSBytes,
+			GeneratorBound: st.GeneratorBound,
+		})
+	}
+	return out
+}
+
+func msDur(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }
+
+// AnalyzeSweep loads and analyzes the sweep directory dir without writing.
+func AnalyzeSweep(dir string) (*SweepReport, error) {
+	s, err := sweep.Load(dir)
+	if err != nil {
+		return nil, err
+	}
+	if len(s.Steps) == 0 {
+		return nil, fmt.Errorf("sweep %s: no finished step yet", dir)
+	}
+	a, err := capacity.Analyze(Samples(s.Steps), capacity.Options{ConcurrencyLimit: s.Plan.ConcurrencyLimit})
+	if err != nil {
+		return nil, fmt.Errorf("sweep %s: %w", dir, err)
+	}
+	return &SweepReport{Sweep: s, Analysis: a}, nil
+}
+
+// WriteSweep analyzes the sweep directory dir and writes report.md,
+// throughput.png and p99.png into outDir (dir itself when outDir is ""). An
+// unfinished sweep is reported with what it has, and says so.
+func WriteSweep(dir, outDir string) (*SweepReport, error) {
+	r, err := AnalyzeSweep(dir)
+	if err != nil {
+		return nil, err
+	}
+	if outDir == "" {
+		outDir = dir
+	}
+	if err := os.MkdirAll(outDir, 0o755); err != nil {
+		return nil, fmt.Errorf("report directory: %w", err)
+	}
+	tp := filepath.Join(outDir, ThroughputPlot)
+	if err := savePlot(tp, throughputPlot(r)); err != nil {
+		return nil, err
+	}
+	pp := filepath.Join(outDir, P99Plot)
+	if err := savePlot(pp, p99Plot(r)); err != nil {
+		return nil, err
+	}
+	md := filepath.Join(outDir, ReportFile)
+	f, err := os.Create(md)
+	if err != nil {
+		return nil, fmt.Errorf("report: %w", err)
+	}
+	werr := RenderSweep(f, r, ThroughputPlot, P99Plot)
+	if err := f.Close(); werr == nil && err != nil {
+		werr = fmt.Errorf("report %s: %w", md, err)
+	}
+	if werr != nil {
+		return nil, werr
+	}
+	r.Files = []string{md, tp, pp}
+	return r, nil
+}
+
+// RenderSweep writes r as Markdown to w; the plot arguments are the image
+// paths to link ("" leaves a plot out).
+func RenderSweep(w io.Writer, r *SweepReport, throughputPNG, p99PNG string) error {
+	md := &mdWriter{w: w}
+	p := r.Sweep.Plan
+	a := r.Analysis
+
+	md.f("# GOMAXPROCS sweep: %s\n\n", title(p))
+	rec := a.Recommendation
+	if rec.GOMAXPROCS > 0 {
+		md.f("**Recommended GOMAXPROCS: %d.** %s.\n\n", rec.GOMAXPROCS, capitalize(rec.Reason))
+	} else {
+		md.f("**No recommendation.** %s.\n\n", capitalize(rec.Reason))
+	}
+	md.f("**Scaling: %s.** %s.\n\n", a.Scaling.Kind, capitalize(a.Scaling.Reason))
+	if rem := len(r.Sweep.Remaining()); rem > 0 {
+		md.f("> **Unfinished sweep:** %d of %d steps are missing; the figures below use the %d finished ones.\n\n",
+			rem, len(p.Steps()), len(r.Sweep.Steps))
+	}
+
+	md.f("## How it was measured\n\n")
+	md.f("| | |\n|---|---|\n")
+	md.f("| target | %s |\n", targetLine(p))
+	md.f("| URL | `%s` |\n", p.URL)
+	if p.Model != "" {
+		limit := ""
+		if p.ConcurrencyLimit > 0 {
+			limit = fmt.Sprintf(", at most %d requests in service", p.ConcurrencyLimit)
+		}
+		md.f("| model | %s%s |\n", p.Model, limit)
+	}
+	md.f("| load | open model (fixed arrival rate, latency from the intended send time); offered %s req/s; warm-up %s at the lowest rate, then %s per rate, pause %s |\n",
+		joinRates(p.Rates), secs(p.WarmupS), secs(p.DurationS), secs(p.PauseS))
+	md.f("| GOMAXPROCS | %s; %s |\n", joinInts(p.GOMAXPROCS), isolation(p))
+	md.f("| iterations | %d (each figure is the median over iterations) |\n", p.Iterations)
+	m := p.Machine
+	md.f("| machine | %d CPUs (%s), %s/%s, kernel %s, %s; load average at start %s |\n",
+		m.CPUs, orDash(m.CPUModel), m.GOOS, m.GOARCH, orDash(m.Kernel), m.GoVersion, orDash(m.LoadAverage))
+	md.f("| date | %s |\n\n", p.Started.UTC().Format("2006-01-02 15:04 UTC"))
+
+	md.f("## Results\n\n")
+	md.f("Median over iterations per GOMAXPROCS and offered rate. 2xx/s counts only successful responses over the whole phase; latency is measured from each request's intended send time; CPU/request is the target's user+system CPU (from /proc) divided by its 2xx responses; RSS is the target's resident set at the end of the phase. ")
+	md.f("**knee**: the highest rate still served (2xx/s >= 99 %% of offered and p99 within 2x the low-load p99, every lower rate served too); **over**: not served; **gen-bound**: the load generator was the limit, not used for the knee.\n\n")
+	md.f("| GOMAXPROCS | offered req/s | 2xx/s | p50 ms | p99 ms | errors | not sent | CPU/request | RSS MB | |\n")
+	md.f("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
+	for _, l := range a.Levels {
+		for _, c := range l.Cells {
+			md.f("| %d | %s | %s | %s | %s | %d | %d | %s | %s | %s |\n",
+				c.GOMAXPROCS, num(c.OfferedRate), num(c.OKPerSec), msf(c.P50), msf(c.P99), c.Errors, c.NotSent,
+				cpuf(c.CPUPerRequest), mb(c.RSSBytes), mark(c))
+		}
+	}
+	md.f("\n")
+	if throughputPNG != "" {
+		md.f("![2xx/s vs offered rate, one line per GOMAXPROCS](%s)\n", throughputPNG)
+	}
+	if p99PNG != "" {
+		md.f("![p99 latency vs offered rate, one line per GOMAXPROCS](%s)\n", p99PNG)
+	}
+	md.f("\n## Capacity\n\n")
+	md.f("The ceiling is the highest 2xx/s measured at any rate. Little's law (throughput = concurrency / latency) turns it into the number of requests in service at the low-load latency; busy Ps is the ceiling times the CPU per request.\n\n")
+	md.f("| GOMAXPROCS | knee req/s | ceiling 2xx/s | low-load p50 ms | CPU/request | CPU fraction | busy Ps at ceiling | in service at ceiling | CPU-only limit req/s |%s\n",
+		iff(p.ConcurrencyLimit > 0, " Little's law limit req/s |", ""))
+	md.f("|---:|---:|---:|---:|---:|---:|---:|---:|---:|%s\n", iff(p.ConcurrencyLimit > 0, "---:|", ""))
+	for _, l := range a.Levels {
+		knee := num(l.Knee)
+		if l.Knee == 0 {
+			knee = "none"
+		}
+		ceiling := num(l.Ceiling)
+		if !l.Saturated {
+			ceiling = ">= " + ceiling
+		}
+		md.f("| %d | %s | %s | %s | %s | %s | %s | %s | %s |", l.GOMAXPROCS, knee, ceiling, msf(l.LowLoadP50),
+			cpuf(l.CPUPerRequest), pct(l.CPUFraction), fixed(l.BusyPs, 2), fixed(l.InService, 1), num(l.CPUPrediction))
+		if p.ConcurrencyLimit > 0 {
+			md.f(" %s |", num(l.LittlePrediction))
+		}
+		md.f("\n")
+	}
+	md.f("\n")
+	for _, line := range littleLines(p, a) {
+		md.f("- %s\n", line)
+	}
+	md.f("\n## Carriers needed\n\n")
+	c := a.Carriers
+	if c.Needed > 0 {
+		md.f("Carriers needed ~ concurrency x CPU fraction. At the highest offered rate, %s req/s, with a low-load latency of %s ms, Little's law puts %.1f requests in service; each spends %s of its time on a P (%s of CPU per request), so the load needs about **%.2f Ps**",
+			num(c.Rate), msf(c.Latency), c.Concurrency, pct(c.CPUFraction), cpuf(c.CPUPerRequest), c.Needed)
+		md.f(" (the same figure as rate x CPU per request). The Ps are only the limit when this exceeds GOMAXPROCS.\n")
+	} else {
+		md.f("Not estimated: the target's CPU was not measured (no /proc).\n")
+	}
+	if len(a.Notes) > 0 {
+		md.f("\n## Notes\n\n")
+		for _, n := range a.Notes {
+			md.f("- %s.\n", n)
+		}
+	}
+	if md.err != nil {
+		return fmt.Errorf("writing report: %w", md.err)
+	}
+	return nil
+}
+
+// littleLines states the Little's-law and CPU predictions against the
+// measured ceilings.
+func littleLines(p sweep.Plan, a capacity.Analysis) []string {
+	var out []string
+	for _, l := range a.Levels {
+		if l.LowLoadP50 <= 0 || l.Ceiling <= 0 {
+			continue
+		}
+		if p.ConcurrencyLimit > 0 {
+			verdict := "the ladder did not reach it"
+			if l.Saturated {
+				verdict = fmt.Sprintf("measured ceiling %s 2xx/s, %.0f %% of the prediction", num(l.Ceiling), 100*l.Ceiling/l.LittlePrediction)
+				if math.Abs(l.Ceiling/l.LittlePrediction-1) <= 0.1 {
+					verdict += ": the pool is the limit"
+				}
+			}
+			out = append(out, fmt.Sprintf("GOMAXPROCS %d: Little's law predicts %d in service / %s ms = %s req/s; %s",
+				l.GOMAXPROCS, p.ConcurrencyLimit, msf(l.LowLoadP50), num(l.LittlePrediction), verdict))
+		}
+		if l.CPUPrediction > 0 && l.Saturated {
+			out = append(out, fmt.Sprintf("GOMAXPROCS %d: the Ps alone would allow %d / %s = %s req/s; the ceiling is %.0f %% of that (%.2f Ps busy)",
+				l.GOMAXPROCS, l.GOMAXPROCS, cpuf(l.CPUPerRequest), num(l.CPUPrediction), 100*l.Ceiling/l.CPUPrediction, l.BusyPs))
+		}
+	}
+	return out
+}
+
+func title(p sweep.Plan) string {
+	switch {
+	case p.Scenario != "" && p.Model != "":
+		return fmt.Sprintf("%s scenario, %s model", p.Scenario, p.Model)
+	case p.Scenario != "":
+		return p.Scenario + " scenario"
+	case p.Command != "":
+		return "`" + p.Command + "`"
+	}
+	return p.URL
+}
+
+func targetLine(p sweep.Plan) string {
+	switch {
+	case p.Fixture != "":
+		return fmt.Sprintf("`schedscope fixture` (`--fixture '%s'`)", p.Fixture)
+	case p.Command != "":
+		return "`" + p.Command + "`"
+	case len(p.Argv) > 0:
+		return "`" + strings.Join(p.Argv, " ") + "`"
+	}
+	return "a running target"
+}
+
+func isolation(p sweep.Plan) string {
+	if p.Live {
+		return "one live process, GOMAXPROCS changed through the in-target agent (a warmed heap and pools carry over between values)"
+	}
+	s := "a fresh target process per GOMAXPROCS value and iteration, GOMAXPROCS set in its environment"
+	if p.Pinned {
+		s += fmt.Sprintf(", pinned with taskset to that many CPUs where the machine had them (it has %d; the load generator was not pinned and shares them)", p.Machine.CPUs)
+	}
+	return s
+}
+
+func mark(c capacity.Cell) string {
+	switch {
+	case c.GeneratorBound:
+		return "gen-bound"
+	case c.Knee:
+		return "**knee**"
+	case !c.Served:
+		return "over"
+	}
+	return ""
+}
+
+type mdWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (m *mdWriter) f(format string, args ...any) {
+	if m.err == nil {
+		_, m.err = fmt.Fprintf(m.w, format, args...)
+	}
+}
+
+// num formats a rate: integers plainly, small values with one decimal.
+func num(v float64) string {
+	switch {
+	case v == math.Trunc(v) && math.Abs(v) < 1e15:
+		return thousands(int64(v))
+	case math.Abs(v) >= 100:
+		return thousands(int64(math.Round(v)))
+	case math.Abs(v) >= 10:
+		return fmt.Sprintf("%.1f", v)
+	}
+	return fmt.Sprintf("%.2f", v)
+}
+
+func thousands(n int64) string {
+	s := fmt.Sprint(n)
+	if n < 0 {
+		return "-" + thousands(-n)
+	}
+	var b strings.Builder
+	for i, ch := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(ch)
+	}
+	return b.String()
+}
+
+func msf(d time.Duration) string {
+	v := float64(d) / float64(time.Millisecond)
+	switch {
+	case v >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case v >= 10:
+		return fmt.Sprintf("%.1f", v)
+	}
+	return fmt.Sprintf("%.2f", v)
+}
+
+func cpuf(d time.Duration) string {
+	if d <= 0 {
+		return "-"
+	}
+	if d >= time.Millisecond {
+		return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond))
+	}
+	return fmt.Sprintf("%.0f µs", float64(d)/float64(time.Microsecond))
+}
+
+func mb(b int64) string {
+	if b <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f", float64(b)/1e6)
+}
+
+func pct(f float64) string {
+	if f <= 0 {
+		return "-"
+	}
+	if f < 0.1 {
+		return fmt.Sprintf("%.1f %%", 100*f)
+	}
+	return fmt.Sprintf("%.0f %%", 100*f)
+}
+
+func fixed(v float64, prec int) string {
+	if v <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.*f", prec, v)
+}
+
+func secs(s float64) string { return (time.Duration(s * float64(time.Second))).String() }
+
+func joinRates(rs []float64) string {
+	parts := make([]string, len(rs))
+	for i, r := range rs {
+		parts[i] = num(r)
+	}
+	return strings.Join(parts, ", ")
+}
+
+func joinInts(xs []int) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = fmt.Sprint(x)
+	}
+	return strings.Join(parts, ", ")
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func iff(c bool, a, b string) string {
+	if c {
+		return a
+	}
+	return b
+}
+
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}

@@ -1,0 +1,131 @@
+package report
+
+import (
+	"encoding/json"
+	"image/png"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/schedscope/schedscope/collect/sweep"
+)
+
+// writeSweepDir writes a synthetic sweep directory: a pool of 8 workers in
+// front of 50 ms sleeps, flat at 160 req/s for GOMAXPROCS 1 and 2.
+func writeSweepDir(t *testing.T, skipLast bool) string {
+	t.Helper()
+	dir := t.TempDir()
+	plan := sweep.Plan{
+		Version: sweep.PlanVersion, Fixture: "sleep --model pool --workers 8", URL: "http://127.0.0.1:9/sleep",
+		Scenario: "sleep", Model: "pool", ConcurrencyLimit: 8,
+		GOMAXPROCS: []int{1, 2}, Rates: []float64{50, 100, 200, 400}, Iterations: 1,
+		WarmupS: 2, DurationS: 5, PauseS: 1, Pinned: true,
+		Machine: sweep.Machine{CPUs: 2, GOOS: "linux", GOARCH: "amd64", GoVersion: "go1.26.8"},
+		Started: time.Date(2026, 11, 30, 1, 0, 0, 0, time.UTC),
+	}
+	writeFile(t, filepath.Join(dir, sweep.PlanFile), plan)
+	if err := os.MkdirAll(filepath.Join(dir, sweep.StepsDir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	keys := plan.Steps()
+	if skipLast {
+		keys = keys[:len(keys)-1]
+	}
+	for _, k := range keys {
+		st := sweep.Step{StepKey: k, DurationS: 5, OKPerSec: k.Rate, P50MS: 50.5, P99MS: 52, CPUPerRequestUS: 80, RSSBytes: 12e6}
+		if k.Rate > 159 {
+			st.OKPerSec, st.P50MS, st.P99MS = 158.4-float64(k.GOMAXPROCS)/10, 900, 2100
+		}
+		writeFile(t, filepath.Join(dir, sweep.StepsDir, k.File()), st)
+	}
+	return dir
+}
+
+func writeFile(t *testing.T, path string, v any) {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestWriteSweep(t *testing.T) {
+	dir := writeSweepDir(t, false)
+	out := t.TempDir()
+	r, err := WriteSweep(dir, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Files) != 3 {
+		t.Fatalf("files = %v, want the report and two plots", r.Files)
+	}
+	b, err := os.ReadFile(filepath.Join(out, ReportFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := string(b)
+	for _, want := range []string{
+		"# GOMAXPROCS sweep: sleep scenario, pool model",
+		"**Recommended GOMAXPROCS: 1.**",
+		"**Scaling: blocking-bound.**",
+		"Little's law predicts 8 in service / 50.5 ms = 158 req/s; measured ceiling 158 2xx/s, 100 % of the prediction: the pool is the limit",
+		"| 1 | 100 | 100 | 50.5 | 52.0 | 0 | 0 | 80 µs | 12.0 | **knee** |",
+		"| 2 | 400 | 158 | 900 | 2100 | 0 | 0 | 80 µs | 12.0 | over |",
+		"![2xx/s vs offered rate, one line per GOMAXPROCS](throughput.png)",
+		"| iterations | 1 (each figure is the median over iterations) |",
+		"load needs about **0.03 Ps**",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q\n%s", want, md)
+		}
+	}
+	if strings.Contains(md, "Unfinished") {
+		t.Error("a complete sweep is called unfinished")
+	}
+	for _, name := range []string{ThroughputPlot, P99Plot} {
+		f, err := os.Open(filepath.Join(out, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		img, err := png.Decode(f)
+		f.Close()
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if b := img.Bounds(); b.Dx() != 480 || b.Dy() < 250 || b.Dy() > 320 {
+			t.Errorf("%s is %v, want 480 px wide and about 300 high", name, b)
+		}
+	}
+}
+
+func TestWriteSweepUnfinished(t *testing.T) {
+	dir := writeSweepDir(t, true)
+	if _, err := WriteSweep(dir, ""); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, ReportFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "**Unfinished sweep:** 1 of 8 steps are missing") {
+		t.Errorf("report does not say the sweep is unfinished:\n%s", b)
+	}
+}
+
+func TestWriteSweepErrors(t *testing.T) {
+	if _, err := WriteSweep(t.TempDir(), ""); err == nil || !strings.Contains(err.Error(), "not a sweep directory") {
+		t.Errorf("empty dir: err = %v", err)
+	}
+	dir := writeSweepDir(t, false)
+	if err := os.RemoveAll(filepath.Join(dir, sweep.StepsDir)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := WriteSweep(dir, ""); err == nil || !strings.Contains(err.Error(), "no finished step") {
+		t.Errorf("no steps: err = %v", err)
+	}
+}
