@@ -95,6 +95,7 @@ type gState struct {
 	sysOpen   bool
 
 	// locked-thread inference
+	wakeThread trace.ThreadID // the thread that made it Runnable
 	lockThread trace.ThreadID
 	lockRun    int32 // starts after a wake-up on lockThread, with no other goroutine there since
 	handoffN   int64
@@ -329,6 +330,7 @@ func (a *goAcc) transition(ev *trace.Event, st *trace.StateTransition) {
 	switch to {
 	case trace.GoRunnable:
 		a.runnable++
+		g.wakeThread = ev.Thread()
 		switch from {
 		case trace.GoNotExist:
 			g.cause = causeCreation
@@ -430,6 +432,10 @@ func (a *goAcc) started(i int32, g *gState, ev *trace.Event, t trace.Time) {
 	a.threads[th] = ts
 
 	switch {
+	case isWake(g.cause) && g.sinceOK && g.wakeThread == th:
+		// A locked goroutine's thread sleeps while it waits, so it can
+		// never be the thread that wakes it: this goroutine is not locked.
+		a.resetLock(i, g)
 	case isWake(g.cause) && g.sinceOK:
 		if g.lockThread == th && g.lockRun > 0 && exclusive {
 			g.lockRun++

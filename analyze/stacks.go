@@ -131,5 +131,6 @@ func isUserFrame(fn string) bool {
 // isTracerFunc reports whether a start function is the execution tracer's
 // own writer goroutine (runtime/trace.Start, or a flight recorder).
 func isTracerFunc(fn string) bool {
-	return strings.HasPrefix(fn, "runtime/trace.") || strings.HasPrefix(fn, "golang.org/x/exp/trace.")
+	return strings.HasPrefix(fn, "runtime/trace.") || strings.HasPrefix(fn, "golang.org/x/exp/trace.") ||
+		strings.HasPrefix(fn, "runtime.traceStartReadCPU") || strings.HasPrefix(fn, "runtime.(*traceAdvancerState)")
 }

@@ -2,9 +2,133 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/schedscope/schedscope/analyze"
 )
 
+// conditionsFlag collects repeated --fail-on flags (each may hold several
+// conditions separated by commas).
+type conditionsFlag []analyze.Condition
+
+func (c *conditionsFlag) String() string {
+	var s []string
+	for _, x := range *c {
+		s = append(s, x.String())
+	}
+	return strings.Join(s, ",")
+}
+
+func (c *conditionsFlag) Set(v string) error {
+	for _, part := range strings.Split(v, ",") {
+		if strings.TrimSpace(part) == "" {
+			continue
+		}
+		cond, err := analyze.ParseCondition(part)
+		if err != nil {
+			return err
+		}
+		*c = append(*c, cond)
+	}
+	return nil
+}
+
+// runAnalyze is `schedscope analyze`. Exit status: 0 fine, 1 bad input (not
+// a trace, empty, unsupported version, unreadable), 2 bad flags, 3 the trace
+// was truncated or corrupt (the report covers what came before), 4 a
+// --fail-on condition held.
 func runAnalyze(ctx context.Context, s *stdio, args []string) error {
-	return errors.New("not implemented yet")
+	fs := newFlags("analyze", "analyze [flags] TRACE|RUNDIR|-", s.out)
+	asJSON := fs.Bool("json", false, "write the report as JSON (schema in docs/readme-analyze.md)")
+	pin := fs.Duration("pin-threshold", 20*time.Millisecond, "shortest span reported as a pinned OS thread (cgo call, syscall, blocked locked goroutine)")
+	sleep := fs.Duration("sleep", 0, "duration every time.Sleep requested, when the trace has no schedscope.sleep annotations")
+	top := fs.Int("top", 10, "rows per table in the text report")
+	progress := fs.Bool("progress", false, "print progress on stderr")
+	var fail conditionsFlag
+	fs.Var(&fail, "fail-on", "exit 4 when a condition holds, e.g. 'pinned>0' or 'sched.p99>5ms' (repeatable; metrics: "+strings.Join(analyze.ConditionMetrics(), ", ")+")")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return usageErr("want one TRACE file, run directory or - (got %d arguments)", fs.NArg())
+	}
+	if *pin <= 0 {
+		return usageErr("--pin-threshold must be positive, got %v", *pin)
+	}
+	path := fs.Arg(0)
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		p, err := analyze.FindTrace(path)
+		if err != nil {
+			return err
+		}
+		path = p
+	}
+	opts := analyze.Options{PinThreshold: *pin, Sleep: *sleep}
+	if *progress {
+		last := time.Now()
+		opts.Progress = func(read, total int64) {
+			if time.Since(last) < 500*time.Millisecond && read < total {
+				return
+			}
+			last = time.Now()
+			if total > 0 {
+				fmt.Fprintf(s.errOut, "analyze: %d of %d MB (%.0f%%)\n", read>>20, total>>20, 100*float64(read)/float64(total))
+			} else {
+				fmt.Fprintf(s.errOut, "analyze: %d MB\n", read>>20)
+			}
+		}
+	}
+	var rep *analyze.Report
+	var err error
+	if path == "-" {
+		rep, err = analyze.Analyze(ctx, s.in, opts)
+		if rep != nil {
+			rep.Source = "-"
+		}
+	} else {
+		rep, err = analyze.AnalyzeFile(ctx, path, opts)
+	}
+	if rep == nil {
+		return err // not a trace, empty, unreadable: exit 1
+	}
+	if werr := writeReport(s, rep, *asJSON, *top); werr != nil {
+		return errors.Join(err, werr)
+	}
+	var trunc *analyze.TruncatedError
+	if errors.As(err, &trunc) {
+		return withCode(3, err)
+	}
+	if err != nil {
+		return err // cancelled: the partial report is printed above
+	}
+	var held []string
+	for _, c := range fail {
+		if ok, v := c.Eval(rep); ok {
+			held = append(held, fmt.Sprintf("%s (value %g)", c, v))
+		}
+	}
+	if len(held) > 0 {
+		return withCode(4, fmt.Errorf("--fail-on: %s", strings.Join(held, "; ")))
+	}
+	return nil
+}
+
+func writeReport(s *stdio, rep *analyze.Report, asJSON bool, top int) error {
+	if asJSON {
+		enc := json.NewEncoder(s.out)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			return fmt.Errorf("write JSON report: %w", err)
+		}
+		return nil
+	}
+	if err := analyze.WriteText(s.out, rep, top); err != nil {
+		return fmt.Errorf("write report: %w", err)
+	}
+	return nil
 }
