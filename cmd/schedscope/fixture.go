@@ -2,9 +2,94 @@ package main
 
 import (
 	"context"
-	"errors"
+	"fmt"
+	"time"
+
+	"github.com/schedscope/schedscope/fixtures"
 )
 
+// drainTimeout is how long SIGINT/SIGTERM lets in-flight requests finish.
+const drainTimeout = 5 * time.Second
+
+// runFixture serves the seed scenarios: `schedscope fixture [flags]`, or the
+// slow downstream alone: `schedscope fixture downstream [flags]`.
 func runFixture(ctx context.Context, s *stdio, args []string) error {
-	return errors.New("not implemented yet")
+	if len(args) > 0 && args[0] == "downstream" {
+		return runDownstream(ctx, s, args[1:])
+	}
+	cfg := fixtures.DefaultConfig()
+	fs := newFlags("fixture", "fixture [flags]   |   fixture downstream [--addr A] [--delay D]", s.out)
+	model := fs.String("model", string(cfg.Model), "concurrency model: goroutine, pool, threads or bulkhead")
+	fs.StringVar(&cfg.Addr, "addr", cfg.Addr, "listen address (port 0 picks a free port)")
+	fs.IntVar(&cfg.Workers, "workers", cfg.Workers, "workers (pool, threads) or permits (bulkhead); default max(8 x GOMAXPROCS, 200)")
+	fs.IntVar(&cfg.QueueSize, "queue", cfg.QueueSize, "worker queue capacity (pool, threads); a request finding it full gets 503")
+	fs.DurationVar(&cfg.BulkheadWait, "bulkhead-wait", cfg.BulkheadWait, "bulkhead: longest wait for a permit before 503")
+	fs.DurationVar(&cfg.FanoutDeadline, "fanout-deadline", cfg.FanoutDeadline, "fanout: one deadline over both downstream calls (504 when it expires)")
+	fs.IntVar(&cfg.FanoutConns, "fanout-conns", cfg.FanoutConns, "fanout: HTTP connections to the downstream (MaxConnsPerHost; the seed's wide pool is 1000)")
+	fs.StringVar(&cfg.DownstreamURL, "downstream", cfg.DownstreamURL, "fanout: downstream base URL (empty: start one in-process on another loopback port)")
+	fs.DurationVar(&cfg.DownstreamDelay, "downstream-delay", cfg.DownstreamDelay, "fanout: the in-process downstream's delay per call")
+	fs.StringVar(&cfg.DBDSN, "db-dsn", cfg.DBDSN, "db: postgres://... for PostgreSQL via pgx (empty: the embedded engine, no server needed)")
+	fs.DurationVar(&cfg.DBDelay, "db-delay", cfg.DBDelay, "db: how long the query takes")
+	fs.IntVar(&cfg.DBPool, "db-pool", cfg.DBPool, "db: database/sql pool size (SetMaxOpenConns)")
+	fs.DurationVar(&cfg.DBAcquireTimeout, "db-acquire-timeout", cfg.DBAcquireTimeout, "db: longest wait for a pool connection before 503")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageErr("unexpected argument %q (the only sub-command is 'downstream')", fs.Arg(0))
+	}
+	m, err := fixtures.ParseModel(*model)
+	if err != nil {
+		return usageErr("--model: %v", err)
+	}
+	cfg.Model = m
+	if err := cfg.Validate(); err != nil {
+		return usageErr("%v", err)
+	}
+
+	srv, err := fixtures.Start(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(s.out, "listening on %s\n", srv.URL())
+	st := srv.Stats()
+	fmt.Fprintf(s.out, "model %s, workers %d, GOMAXPROCS %d; downstream %s; db %s (pool %d)\n",
+		cfg.Model, st.Workers, st.GOMAXPROCS, st.DownstreamURL, st.DB.Engine, cfg.DBPool)
+	<-ctx.Done()
+	return drain(s, srv.Shutdown)
+}
+
+// runDownstream serves the slow downstream alone.
+func runDownstream(ctx context.Context, s *stdio, args []string) error {
+	fs := newFlags("fixture downstream", "fixture downstream [--addr A] [--delay D]", s.out)
+	addr := fs.String("addr", "127.0.0.1:8081", "listen address (port 0 picks a free port)")
+	delay := fs.Duration("delay", 100*time.Millisecond, "delay per call")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageErr("unexpected argument %q", fs.Arg(0))
+	}
+	if *delay < 0 || *delay > fixtures.MaxSleep {
+		return usageErr("--delay: must be in [0, %v], got %v", fixtures.MaxSleep, *delay)
+	}
+	d, err := fixtures.StartDownstream(ctx, *addr, *delay)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(s.out, "listening on %s\n", d.URL())
+	fmt.Fprintf(s.out, "every call waits %v; counters at %s/stats\n", *delay, d.URL())
+	<-ctx.Done()
+	return drain(s, d.Shutdown)
+}
+
+// drain shuts down with drainTimeout. Requests cut off by the timeout are
+// reported on stderr; the exit status stays 0 (the signal asked to stop).
+func drain(s *stdio, shutdown func(context.Context) error) error {
+	ctx, cancel := context.WithTimeout(context.Background(), drainTimeout)
+	defer cancel()
+	if err := shutdown(ctx); err != nil {
+		fmt.Fprintf(s.errOut, "schedscope fixture: stopped without a full drain: %v\n", err)
+	}
+	return nil
 }
