@@ -84,13 +84,14 @@ func hogs(n int, stop chan struct{}, wg *sync.WaitGroup) {
 
 // Known answers (locked): exactly 3 locked goroutines, start function
 // main.lockedWorker, each with 6 wake-ups; each blocks 5 times for ~30 ms
-// (pinned events of kind "locked"). main.lockedShort is locked too but
-// only ever blocks ~2 ms (no pinned events). main.unlockedWorker (4 of
+// or more (pinned events of kind "locked"). main.lockedShort is locked too
+// but only ever blocks ~1 ms (no pinned events). main.unlockedWorker (4 of
 // them) does the same as lockedWorker without LockOSThread: never locked.
+// One CPU hog keeps a P busy so threads are shared.
 func locked() {
 	stop := make(chan struct{})
 	var hwg sync.WaitGroup
-	hogs(2, stop, &hwg)
+	hogs(1, stop, &hwg)
 	var wg sync.WaitGroup
 	tick := func(period time.Duration, n int) []chan struct{} {
 		chs := make([]chan struct{}, n)
@@ -114,7 +115,7 @@ func locked() {
 		wg.Add(1)
 		go lockedWorker(c, &wg)
 	}
-	for _, c := range tick(2*time.Millisecond, 1) {
+	for _, c := range tick(time.Millisecond, 1) {
 		wg.Add(1)
 		go lockedShort(c, &wg)
 	}

@@ -1,0 +1,283 @@
+package report
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+
+	"github.com/schedscope/schedscope/collect/load"
+)
+
+// Files of a run directory that the run report reads (written by
+// `schedscope run`; see package collect). Only the fields below are read,
+// so the report keeps working when the run directory grows new ones.
+const (
+	runManifestFile = "manifest.json"
+	runResultsFile  = "results.json"
+	runMetricsFile  = "metrics.jsonl"
+)
+
+// Plot file names of a run report.
+const (
+	LatencyPlot    = "latency.png"
+	GoroutinesPlot = "goroutines.png"
+)
+
+// RunReport is a run directory's report, as rendered.
+type RunReport struct {
+	Dir      string
+	Manifest runManifest
+	Result   *load.Result
+	Points   []runPoint
+	// Files are the paths written, report first.
+	Files []string
+}
+
+type runManifest struct {
+	Config struct {
+		TargetURL string `json:"target_url"`
+		Command   string `json:"command"`
+	} `json:"config"`
+	Machine struct {
+		CPUs        int    `json:"cpus"`
+		CPUModel    string `json:"cpu_model"`
+		Kernel      string `json:"kernel"`
+		GOOS        string `json:"goos"`
+		GOARCH      string `json:"goarch"`
+		LoadAverage string `json:"load_average"`
+	} `json:"machine"`
+	Target struct {
+		Source     string `json:"source"`
+		GoVersion  string `json:"go_version"`
+		GOMAXPROCS int    `json:"gomaxprocs"`
+	} `json:"target"`
+	GoVersion string    `json:"go_version"`
+	Start     time.Time `json:"start"`
+	Status    string    `json:"status"`
+	Reason    string    `json:"reason"`
+}
+
+// runPoint is the part of one metrics.jsonl line the report plots.
+type runPoint struct {
+	T    float64 `json:"t_s"`
+	Load struct {
+		Kind   string  `json:"kind"`
+		OKPerS float64 `json:"ok_per_s"`
+		P50MS  float64 `json:"p50_ms"`
+		P99MS  float64 `json:"p99_ms"`
+	} `json:"load"`
+	Target struct {
+		Goroutines float64 `json:"goroutines"`
+		Runnable   float64 `json:"runnable"`
+		Threads    float64 `json:"threads"`
+	} `json:"target"`
+}
+
+// WriteRun reads the run directory dir and writes report.md, latency.png and
+// goroutines.png into outDir (dir itself when outDir is ""). A run without
+// metrics.jsonl gets the tables without the plots over time.
+func WriteRun(dir, outDir string) (*RunReport, error) {
+	r := &RunReport{Dir: dir}
+	if err := readJSONFile(filepath.Join(dir, runManifestFile), &r.Manifest); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%s: neither a sweep directory (sweep.json) nor a run directory (manifest.json)", dir)
+		}
+		return nil, err
+	}
+	r.Result = &load.Result{}
+	if err := readJSONFile(filepath.Join(dir, runResultsFile), r.Result); err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+		r.Result = nil
+	}
+	points, err := readRunPoints(filepath.Join(dir, runMetricsFile))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	r.Points = points
+	if outDir == "" {
+		outDir = dir
+	}
+	if err := os.MkdirAll(outDir, 0o755); err != nil {
+		return nil, fmt.Errorf("report directory: %w", err)
+	}
+	var lat, gor string
+	if len(r.Points) > 0 {
+		lat, gor = LatencyPlot, GoroutinesPlot
+		if err := savePlot(filepath.Join(outDir, lat), latencyOverTime(r.Points)); err != nil {
+			return nil, err
+		}
+		if err := savePlot(filepath.Join(outDir, gor), goroutinesOverTime(r.Points)); err != nil {
+			return nil, err
+		}
+	}
+	md := filepath.Join(outDir, ReportFile)
+	f, err := os.Create(md)
+	if err != nil {
+		return nil, fmt.Errorf("report: %w", err)
+	}
+	werr := RenderRun(f, r, lat, gor)
+	if err := f.Close(); werr == nil && err != nil {
+		werr = fmt.Errorf("report %s: %w", md, err)
+	}
+	if werr != nil {
+		return nil, werr
+	}
+	r.Files = []string{md}
+	if lat != "" {
+		r.Files = append(r.Files, filepath.Join(outDir, lat), filepath.Join(outDir, gor))
+	}
+	return r, nil
+}
+
+// RenderRun writes r as Markdown to w; the plot arguments are the image paths
+// to link ("" leaves a plot out).
+func RenderRun(w io.Writer, r *RunReport, latencyPNG, goroutinesPNG string) error {
+	md := &mdWriter{w: w}
+	m := r.Manifest
+	md.f("# Run: `%s`\n\n", orDash(m.Config.TargetURL))
+	if m.Status != "" && m.Status != "complete" {
+		md.f("> **Run %s**%s: the figures below cover what was measured.\n\n", m.Status, iff(m.Reason != "", " ("+m.Reason+")", ""))
+	}
+	md.f("## How it was measured\n\n| | |\n|---|---|\n")
+	if m.Config.Command != "" {
+		md.f("| target | `%s` |\n", m.Config.Command)
+	}
+	md.f("| target runtime | %s, GOMAXPROCS %s, figures from %s |\n", orDash(m.Target.GoVersion), intOrDash(m.Target.GOMAXPROCS), orDash(m.Target.Source))
+	if res := r.Result; res != nil {
+		md.f("| load | %s model%s, client %s, at most %d in flight, timeout %gs |\n", res.Model, arrivals(res), res.Client, res.MaxInflight, res.TimeoutS)
+	}
+	md.f("| machine | %d CPUs (%s), %s/%s, kernel %s, generator %s; load average at start %s |\n",
+		m.Machine.CPUs, orDash(m.Machine.CPUModel), m.Machine.GOOS, m.Machine.GOARCH, orDash(m.Machine.Kernel), orDash(m.GoVersion), orDash(m.Machine.LoadAverage))
+	if !m.Start.IsZero() {
+		md.f("| date | %s |\n", m.Start.UTC().Format("2006-01-02 15:04 UTC"))
+	}
+	md.f("\n")
+	if res := r.Result; res != nil && len(res.Phases) > 0 {
+		md.f("## Phases\n\n2xx/s over the whole phase; latency from each request's intended send time (ms).\n\n")
+		md.f("| phase | offered req/s | duration | 2xx/s | p50 | p99 | p99.9 | max | errors | not sent | verdicts |\n")
+		md.f("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
+		for _, p := range res.Phases {
+			var kinds []string
+			for _, v := range p.VerdictDetails {
+				kinds = append(kinds, string(v.Kind))
+			}
+			md.f("| %s | %s | %s | %s | %.1f | %.1f | %.1f | %.1f | %d | %d | %s |\n", p.Name, num(p.OfferedRate), secs(p.DurationS),
+				num(p.OKPerS), p.Latency.P50, p.Latency.P99, p.Latency.P999, p.Latency.Max, p.Errors.Total(), p.NotSent, strings.Join(kinds, ", "))
+		}
+		md.f("\n")
+		for _, p := range res.Phases {
+			for _, v := range p.Verdicts {
+				md.f("- %s: %s\n", p.Name, v)
+			}
+		}
+		md.f("\n")
+	}
+	if latencyPNG != "" || goroutinesPNG != "" {
+		md.f("## Over time\n\nSampled by the run's poller (latency over each progress interval; goroutines and OS threads from the target's runtime/metrics).\n\n")
+		if latencyPNG != "" {
+			md.f("![latency over time](%s)\n", latencyPNG)
+		}
+		if goroutinesPNG != "" {
+			md.f("![goroutines and threads over time](%s)\n", goroutinesPNG)
+		}
+	}
+	if md.err != nil {
+		return fmt.Errorf("writing report: %w", md.err)
+	}
+	return nil
+}
+
+func arrivals(res *load.Result) string {
+	if res.Model == "closed" {
+		return fmt.Sprintf(" (%d users)", res.Users)
+	}
+	if res.Arrivals != "" {
+		return fmt.Sprintf(" (%s arrivals)", res.Arrivals)
+	}
+	return ""
+}
+
+func intOrDash(n int) string {
+	if n == 0 {
+		return "-"
+	}
+	return fmt.Sprint(n)
+}
+
+func latencyOverTime(points []runPoint) *plot.Plot {
+	p := plot.New()
+	p.Title.Text = "latency over time"
+	p.X.Label.Text = "time (s)"
+	p.Y.Label.Text = "ms (from intended send)"
+	var p50, p99 plotter.XYs
+	for _, pt := range points {
+		if pt.Load.P99MS <= 0 {
+			continue
+		}
+		p50 = append(p50, plotter.XY{X: pt.T, Y: pt.Load.P50MS})
+		p99 = append(p99, plotter.XY{X: pt.T, Y: pt.Load.P99MS})
+	}
+	addLines(p, []series{{"p50", p50}, {"p99", p99}})
+	p.X.Min, p.Y.Min = 0, 0
+	return p
+}
+
+func goroutinesOverTime(points []runPoint) *plot.Plot {
+	p := plot.New()
+	p.Title.Text = "goroutines and OS threads over time"
+	p.X.Label.Text = "time (s)"
+	p.Y.Label.Text = "count"
+	var g, run, th plotter.XYs
+	for _, pt := range points {
+		g = append(g, plotter.XY{X: pt.T, Y: pt.Target.Goroutines})
+		run = append(run, plotter.XY{X: pt.T, Y: pt.Target.Runnable})
+		th = append(th, plotter.XY{X: pt.T, Y: pt.Target.Threads})
+	}
+	addLines(p, []series{{"goroutines", g}, {"runnable", run}, {"OS threads", th}})
+	p.X.Min, p.Y.Min = 0, 0
+	return p
+}
+
+func readJSONFile(path string, v any) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("run report: %w", err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("run report %s: %w", path, err)
+	}
+	return nil
+}
+
+// readRunPoints reads metrics.jsonl, keeping every good line before a
+// corrupt or truncated one (a run killed mid-write).
+func readRunPoints(path string) ([]runPoint, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("run report: %w", err)
+	}
+	defer f.Close()
+	var out []runPoint
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
+	for sc.Scan() {
+		var p runPoint
+		if err := json.Unmarshal(sc.Bytes(), &p); err != nil {
+			break
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
