@@ -2,9 +2,53 @@ package main
 
 import (
 	"context"
-	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/schedscope/schedscope/analyze/report"
+	"github.com/schedscope/schedscope/collect/sweep"
 )
 
+const reportSynopsis = "report [--out DIR] SWEEPDIR|RUNDIR"
+
+// runReport is `schedscope report`: a Markdown report with PNG plots of a
+// sweep directory (or a run directory) into the directory itself or --out.
 func runReport(ctx context.Context, s *stdio, args []string) error {
-	return errors.New("not implemented yet")
+	fs := newFlags("report", reportSynopsis, s.out)
+	out := fs.String("out", "", "directory for report.md and the plots (default: the input directory)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
+		return usageErr("want one directory, got %d arguments (usage: schedscope %s)", fs.NArg(), reportSynopsis)
+	}
+	dir := fs.Arg(0)
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return usageErr("%s: not a directory", dir)
+	}
+	var files []string
+	switch {
+	case reportFileExists(filepath.Join(dir, sweep.PlanFile)):
+		r, err := report.WriteSweep(dir, *out)
+		if err != nil {
+			return err
+		}
+		files = r.Files
+	default:
+		r, err := report.WriteRun(dir, *out)
+		if err != nil {
+			return err
+		}
+		files = r.Files
+	}
+	for _, f := range files {
+		fmt.Fprintln(s.out, f)
+	}
+	return nil
+}
+
+func reportFileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }

@@ -3,8 +3,173 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/schedscope/schedscope/analyze/report"
+	"github.com/schedscope/schedscope/collect/load"
+	"github.com/schedscope/schedscope/collect/sweep"
 )
 
+const sweepSynopsis = "sweep (--cmd 'COMMAND' --url URL | --fixture 'SCENARIO --model M') --gomaxprocs 1,2,4 --rates 500,1000,2000 [flags]\n" +
+	"       schedscope sweep --resume DIR"
+
+// runSweep is `schedscope sweep`: flags -> sweep.Config -> sweep.Run, then
+// the report of the sweep directory.
 func runSweep(ctx context.Context, s *stdio, args []string) error {
-	return errors.New("not implemented yet")
+	fs := newFlags("sweep", sweepSynopsis, s.out)
+	var (
+		cfg                 sweep.Config
+		gomaxprocs, rates   string
+		out, resume, client string
+		timeout             time.Duration
+		noReport            bool
+	)
+	fs.StringVar(&cfg.Command, "cmd", "", "target command line, run with sh -c in a fresh process per GOMAXPROCS value and iteration")
+	fs.StringVar(&cfg.URL, "url", "", "URL the load is sent to; it must answer 2xx before any load is sent")
+	fs.StringVar(&cfg.Fixture, "fixture", "", "run schedscope's own fixture as the target: 'SCENARIO[?QUERY] [fixture flags]', e.g. 'sleep --model pool --workers 8' or 'cpu?rounds=20000'")
+	fs.StringVar(&gomaxprocs, "gomaxprocs", "", "GOMAXPROCS values to sweep, e.g. 1,2,4,8")
+	fs.StringVar(&rates, "rates", "", "offered rates of the ladder in req/s, e.g. 500,1000,2000")
+	fs.IntVar(&cfg.Iterations, "iterations", sweep.DefaultIterations, "fresh processes per GOMAXPROCS value; figures are medians over them")
+	fs.DurationVar(&cfg.Warmup, "warmup", 10*time.Second, "warm-up at the lowest rate after each start, not recorded")
+	fs.DurationVar(&cfg.Duration, "duration", sweep.DefaultDuration, "length of each rate's phase")
+	fs.DurationVar(&cfg.Pause, "pause", 5*time.Second, "pause after the warm-up and between rates")
+	fs.StringVar(&out, "out", "", "sweep directory (default runs/sweep-TIME)")
+	fs.StringVar(&resume, "resume", "", "continue the interrupted sweep in DIR (its plan is used; other flags are ignored)")
+	fs.BoolVar(&cfg.Live, "live", false, "one process: change GOMAXPROCS through the agent instead of restarting (a warmed heap and pools carry over)")
+	fs.StringVar(&cfg.Agent, "agent", "", "in-target agent URL, e.g. http://127.0.0.1:8080/debug/schedscope/ (required with --live)")
+	fs.StringVar(&cfg.AgentToken, "agent-token", "", "bearer token of the agent, if it needs one")
+	fs.IntVar(&cfg.ConcurrencyLimit, "concurrency", 0, "the target's known cap on requests in service (pool workers), for Little's-law predictions")
+	fs.BoolVar(&cfg.NoPin, "no-pin", false, "do not pin targets with taskset")
+	fs.DurationVar(&cfg.ReadyTimeout, "ready-timeout", sweep.DefaultReadyTimeout, "how long a new target has to answer 2xx")
+	fs.DurationVar(&timeout, "timeout", load.DefaultTimeout, "client timeout per request")
+	fs.StringVar(&client, "client", string(load.Lean), "HTTP client of the generator: lean or net/http")
+	fs.BoolVar(&noReport, "no-report", false, "do not write report.md and plots at the end")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageErr("unexpected argument %q", fs.Arg(0))
+	}
+	cfg.Loader = sweep.LoadGenerator(load.Config{Timeout: timeout, Client: load.Client(client)})
+	cfg.Progress = sweep.PlainProgress(s.errOut)
+
+	if resume != "" {
+		cfg.Dir, cfg.Resume = resume, true
+	} else {
+		var err error
+		if cfg.GOMAXPROCS, err = sweepInts(gomaxprocs); err != nil {
+			return usageErr("--gomaxprocs: %v", err)
+		}
+		if cfg.Rates, err = sweepFloats(rates); err != nil {
+			return usageErr("--rates: %v", err)
+		}
+		if cfg.Fixture != "" {
+			if err := useFixture(&cfg); err != nil {
+				return usageErr("%v", err)
+			}
+		}
+		if _, err := sweep.NewPlan(cfg); err != nil {
+			return usageErr("%v", err)
+		}
+		cfg.Dir = out
+		if cfg.Dir == "" {
+			cfg.Dir = filepath.Join("runs", "sweep-"+time.Now().Format("20060102-150405"))
+		}
+	}
+	fmt.Fprintf(s.errOut, "sweep directory: %s\n", cfg.Dir)
+	_, err := sweep.Run(ctx, cfg)
+	if err != nil && ctx.Err() != nil {
+		err = fmt.Errorf("interrupted; finished steps are kept: continue with 'schedscope sweep --resume %s'", cfg.Dir)
+	}
+	if noReport {
+		return err
+	}
+	rep, rerr := report.WriteSweep(cfg.Dir, "")
+	if rerr != nil {
+		if err != nil {
+			return err // nothing finished: the sweep's error says why
+		}
+		return rerr
+	}
+	printSweepSummary(s, rep)
+	return err
+}
+
+// useFixture fills cfg's target from the --fixture shorthand.
+func useFixture(cfg *sweep.Config) error {
+	if cfg.Command != "" || cfg.URL != "" {
+		return errors.New("--fixture sets the command and URL: drop --cmd/--url (put a query on the scenario, e.g. 'sleep?ms=20 --model pool')")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("--fixture: finding this binary: %w", err)
+	}
+	addr, err := sweep.FreeLoopbackAddr()
+	if err != nil {
+		return err
+	}
+	ft, err := sweep.ParseFixture(cfg.Fixture, exe, addr)
+	if err != nil {
+		return err
+	}
+	cfg.Argv, cfg.URL, cfg.Scenario, cfg.Model = ft.Argv, ft.URL, ft.Scenario, ft.Model
+	if cfg.Agent == "" {
+		cfg.Agent, cfg.AgentOptional = ft.Agent, true
+	}
+	if cfg.ConcurrencyLimit == 0 && len(cfg.GOMAXPROCS) > 0 {
+		cfg.ConcurrencyLimit = ft.ConcurrencyLimit(cfg.GOMAXPROCS[len(cfg.GOMAXPROCS)-1])
+	}
+	return nil
+}
+
+func printSweepSummary(s *stdio, r *report.SweepReport) {
+	a := r.Analysis
+	fmt.Fprintln(s.out, "GOMAXPROCS  knee req/s  ceiling 2xx/s  low-load p50")
+	for _, l := range a.Levels {
+		fmt.Fprintf(s.out, "%10d  %10.0f  %13.1f  %9.2f ms\n", l.GOMAXPROCS, l.Knee, l.Ceiling, float64(l.LowLoadP50)/1e6)
+	}
+	fmt.Fprintf(s.out, "scaling: %s: %s\n", a.Scaling.Kind, a.Scaling.Reason)
+	if a.Recommendation.GOMAXPROCS > 0 {
+		fmt.Fprintf(s.out, "recommended GOMAXPROCS: %d: %s\n", a.Recommendation.GOMAXPROCS, a.Recommendation.Reason)
+	}
+	fmt.Fprintf(s.out, "report: %s\n", strings.Join(r.Files, ", "))
+}
+
+func sweepInts(s string) ([]int, error) {
+	var out []int
+	for _, f := range sweepList(s) {
+		n, err := strconv.Atoi(f)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not an integer", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func sweepFloats(s string) ([]float64, error) {
+	var out []float64
+	for _, f := range sweepList(s) {
+		v, err := strconv.ParseFloat(f, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a number", f)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+func sweepList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
 }

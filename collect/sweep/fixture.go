@@ -79,3 +79,19 @@ func ParseFixture(spec, exe, addr string) (FixtureTarget, error) {
 func (f FixtureTarget) Bounded() bool {
 	return f.Model == "pool" || f.Model == "threads" || f.Model == "bulkhead"
 }
+
+// ConcurrencyLimit is the fixture's cap on requests in service for a bounded
+// model: the --workers given, or the fixture's default max(8 x GOMAXPROCS,
+// 200) when that is the same for every swept value (maxGOMAXPROCS <= 25);
+// 0 for an unbounded model or when the default varies.
+func (f FixtureTarget) ConcurrencyLimit(maxGOMAXPROCS int) int {
+	switch {
+	case !f.Bounded():
+		return 0
+	case f.Workers > 0:
+		return f.Workers
+	case 8*maxGOMAXPROCS <= 200:
+		return 200
+	}
+	return 0
+}
