@@ -265,6 +265,9 @@ func (c *leanConn) readResponse() (status int, keep, started bool, err error) {
 			}
 			status = status*10 + int(d-'0')
 		}
+		if status < 100 {
+			return 0, false, true, fmt.Errorf("malformed status line %q", truncate(line))
+		}
 		keep = line[7] == '1'
 		contentLength := int64(-1)
 		chunked := false

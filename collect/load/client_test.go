@@ -1,0 +1,168 @@
+package load
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"io"
+	"net"
+	"strings"
+	"testing"
+	"time"
+)
+
+// rawServer answers each request on a connection with the next canned
+// response, verbatim, then closes the connection after the last one, or
+// after each one when closeEach is set.
+func rawServer(t *testing.T, closeEach bool, responses ...string) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	t.Cleanup(func() { ln.Close(); <-done })
+	go func() {
+		defer close(done)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			br := bufio.NewReader(c)
+			for _, resp := range responses {
+				if !readRequest(br) {
+					break
+				}
+				if _, err := io.WriteString(c, resp); err != nil || closeEach {
+					break
+				}
+			}
+			c.Close()
+		}
+	}()
+	return "http://" + ln.Addr().String() + "/x?y=1"
+}
+
+// readRequest reads a request head and its Content-Length body.
+func readRequest(br *bufio.Reader) bool {
+	n := 0
+	for {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			return false
+		}
+		if line == "\r\n" {
+			break
+		}
+		if v, ok := strings.CutPrefix(strings.ToLower(line), "content-length: "); ok {
+			for _, d := range strings.TrimSpace(v) {
+				n = n*10 + int(d-'0')
+			}
+		}
+	}
+	_, err := br.Discard(n)
+	return err == nil
+}
+
+func leanFor(t *testing.T, url, method string) *leanConn {
+	t.Helper()
+	cfg, err := Config{URL: url, Method: method, Rate: 1}.withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg, err := newTarget(&cfg, newConnSet())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &leanConn{t: tg}
+}
+
+func TestLeanClientResponses(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		method string
+		resp   string
+		status int
+		keep   bool
+		eof    bool // the server closes after the response
+	}{
+		{"content-length", "GET", "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello", 200, true, false},
+		{"chunked", "GET", "HTTP/1.1 201 Created\r\nTransfer-Encoding: chunked\r\n\r\n5;ext=1\r\nhello\r\n6\r\n world\r\n0\r\nTrailer: x\r\n\r\n", 201, true, false},
+		{"connection close", "GET", "HTTP/1.1 503 Busy\r\nConnection: close\r\nContent-Length: 2\r\n\r\nno", 503, false, false},
+		{"until EOF", "GET", "HTTP/1.1 200 OK\r\n\r\nbody without length", 200, false, true},
+		{"HTTP/1.0", "GET", "HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\nok", 200, false, false},
+		{"HTTP/1.0 keep-alive", "GET", "HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 2\r\n\r\nok", 200, true, false},
+		{"100 continue", "POST", "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 204 No Content\r\n\r\n", 204, true, false},
+		{"HEAD with length", "HEAD", "HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n", 200, true, false},
+		{"long header", "GET", "HTTP/1.1 200 OK\r\nX-Big: " + strings.Repeat("a", 10000) + "\r\nContent-Length: 2\r\n\r\nok", 200, true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// Two responses per connection: the second shows whether the
+			// first left the connection at the next response.
+			url := rawServer(t, tc.eof, tc.resp, tc.resp)
+			c := leanFor(t, url, tc.method)
+			defer c.close()
+			for i := range 2 {
+				status, err := c.do(context.Background(), time.Now().Add(2*time.Second))
+				if err != nil || status != tc.status {
+					t.Fatalf("request %d: status %d err %v, want %d", i, status, err, tc.status)
+				}
+				if kept := c.conn != nil; kept != tc.keep {
+					t.Fatalf("request %d: connection kept = %v, want %v", i, kept, tc.keep)
+				}
+			}
+		})
+	}
+}
+
+// A keep-alive connection the server closed while idle is retried once on
+// a fresh connection, not counted as an error.
+func TestLeanClientRetriesStaleConnection(t *testing.T) {
+	url := rawServer(t, false, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok") // one response per connection, then close
+	c := leanFor(t, url, "GET")
+	defer c.close()
+	for i := range 3 {
+		if status, err := c.do(context.Background(), time.Now().Add(2*time.Second)); err != nil || status != 200 {
+			t.Fatalf("request %d: status %d err %v", i, status, err)
+		}
+		time.Sleep(20 * time.Millisecond) // let the server's close arrive
+	}
+}
+
+func TestLeanClientRequestBytes(t *testing.T) {
+	cfg, err := Config{URL: "http://example.test:8080/p?q=1", Method: "POST", Rate: 1, Body: []byte("abc"),
+		Header: []Header{{"X-A", "1"}, {"Host", "virtual"}, {"Content-Length", "99"}}}.withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg, err := newTarget(&cfg, newConnSet())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "POST /p?q=1 HTTP/1.1\r\nHost: virtual\r\nX-A: 1\r\nUser-Agent: schedscope\r\nContent-Length: 3\r\n\r\nabc"
+	if string(tg.request) != want {
+		t.Errorf("request\n%q\nwant\n%q", tg.request, want)
+	}
+	if tg.addr != "example.test:8080" {
+		t.Errorf("addr %q", tg.addr)
+	}
+}
+
+// FuzzReadResponse feeds arbitrary bytes to the response parser: it must
+// return a status or an error, never panic or loop.
+func FuzzReadResponse(f *testing.F) {
+	f.Add([]byte("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"))
+	f.Add([]byte("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n"))
+	f.Add([]byte("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 204 x\r\n\r\n"))
+	f.Add([]byte("HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n"))
+	f.Add([]byte("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nffffffffffffffffff\r\n"))
+	f.Add([]byte("HTTP/1.0 2x0\r\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c := &leanConn{t: &target{}, br: bufio.NewReaderSize(bytes.NewReader(data), 4096)}
+		status, _, _, err := c.readResponse()
+		if err == nil && (status < 100 || status > 999) {
+			t.Fatalf("status %d accepted from %q", status, data)
+		}
+	})
+}

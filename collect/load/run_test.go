@@ -1,0 +1,534 @@
+package load
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// counting wraps a handler, counting requests and the peak number in progress.
+type counting struct {
+	h                    http.Handler
+	total, now, peakSeen atomic.Int64
+}
+
+func (c *counting) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	c.total.Add(1)
+	n := c.now.Add(1)
+	for {
+		p := c.peakSeen.Load()
+		if n <= p || c.peakSeen.CompareAndSwap(p, n) {
+			break
+		}
+	}
+	defer c.now.Add(-1)
+	c.h.ServeHTTP(w, r)
+}
+
+func sleepHandler(d time.Duration) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-time.After(d):
+		case <-r.Context().Done():
+		}
+		w.Write([]byte("ok\n"))
+	})
+}
+
+func serve(t *testing.T, h http.Handler) (*httptest.Server, *counting) {
+	t.Helper()
+	c := &counting{h: h}
+	srv := httptest.NewServer(c)
+	t.Cleanup(srv.Close)
+	return srv, c
+}
+
+func mustRun(t *testing.T, cfg Config) *Result {
+	t.Helper()
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	return res
+}
+
+func one(t *testing.T, res *Result) PhaseResult {
+	t.Helper()
+	if len(res.Phases) != 1 {
+		t.Fatalf("got %d phases, want 1", len(res.Phases))
+	}
+	return res.Phases[0]
+}
+
+func hasVerdict(p PhaseResult, k VerdictKind) *Verdict {
+	for i := range p.VerdictDetails {
+		if p.VerdictDetails[i].Kind == k {
+			return &p.VerdictDetails[i]
+		}
+	}
+	return nil
+}
+
+// A target that stalls for 100 ms at the start of every 500 ms: in the open
+// model the requests due during a stall wait for it, so the stall shows at
+// p99 (coordinated omission would hide it) while the median stays fast.
+func TestOpenModelShowsStallAtP99(t *testing.T) {
+	start := time.Now()
+	const period, stall = 500 * time.Millisecond, 100 * time.Millisecond
+	srv, _ := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if in := time.Since(start) % period; in < stall {
+			time.Sleep(stall - in)
+		}
+		w.Write([]byte("ok\n"))
+	}))
+	res := mustRun(t, Config{URL: srv.URL, Rate: 500, Duration: 1500 * time.Millisecond})
+	p := one(t, res)
+	if p.OK != p.Planned || p.NotSent != 0 {
+		t.Fatalf("planned %d sent %d not sent %d ok %d: want every request answered", p.Planned, p.Sent, p.NotSent, p.OK)
+	}
+	// About 20 % of requests fall in a stall, waiting 0-100 ms: p99 is
+	// about 95 ms, p50 about 1 ms.
+	if p.Latency.P99 < 60 {
+		t.Errorf("latency p99 = %.1f ms, want the 100 ms stall to show (>= 60 ms)", p.Latency.P99)
+	}
+	if p.Latency.P50 > 30 {
+		t.Errorf("latency p50 = %.1f ms, want the unstalled majority fast (< 30 ms)", p.Latency.P50)
+	}
+	if p.Latency.Max < 80 || p.Latency.Max > 500 {
+		t.Errorf("latency max = %.1f ms, want about 100 ms", p.Latency.Max)
+	}
+}
+
+// A slow target and a small cap: requests due while the cap is full are not
+// sent, counted, and never reach the target.
+func TestNotSentAccounting(t *testing.T) {
+	srv, c := serve(t, sleepHandler(200*time.Millisecond))
+	res := mustRun(t, Config{URL: srv.URL, Rate: 100, Duration: time.Second, MaxInflight: 5})
+	p := one(t, res)
+	if p.Planned != 100 {
+		t.Errorf("planned = %d, want 100 (100 req/s for 1 s, uniform)", p.Planned)
+	}
+	if p.Sent+p.NotSent != p.Planned {
+		t.Errorf("sent %d + not sent %d != planned %d", p.Sent, p.NotSent, p.Planned)
+	}
+	// 5 slots x 1 s / 0.2 s = 25 requests fit, plus the first 5.
+	if p.Sent < 15 || p.Sent > 35 {
+		t.Errorf("sent = %d, want about 25-30 (5 slots of 200 ms for 1 s)", p.Sent)
+	}
+	if got := c.total.Load(); got != p.Sent {
+		t.Errorf("target received %d requests, generator says %d sent", got, p.Sent)
+	}
+	if peak := c.peakSeen.Load(); peak > 5 {
+		t.Errorf("target saw %d requests at once, want at most the cap 5", peak)
+	}
+	if p.PeakInFlight > 5 {
+		t.Errorf("peak in flight %d > cap 5", p.PeakInFlight)
+	}
+	v := hasVerdict(p, GeneratorBound)
+	if v == nil || v.Numbers["not_sent"] != float64(p.NotSent) {
+		t.Errorf("want a generator-bound verdict carrying not_sent=%d, got %v", p.NotSent, p.Verdicts)
+	}
+}
+
+// Every closed-model result carries the users / (latency + think) ceiling.
+func TestClosedModelCeilingVerdict(t *testing.T) {
+	srv, c := serve(t, sleepHandler(20*time.Millisecond))
+	res := mustRun(t, Config{URL: srv.URL, Users: 4, Duration: time.Second})
+	p := one(t, res)
+	if res.Model != "closed" || p.Users != 4 {
+		t.Fatalf("model %q users %d, want closed with 4", res.Model, p.Users)
+	}
+	if peak := c.peakSeen.Load(); peak > 4 {
+		t.Errorf("target saw %d requests at once with 4 users", peak)
+	}
+	v := hasVerdict(p, ClosedCeiling)
+	if v == nil {
+		t.Fatalf("no closed-model ceiling verdict in %v", p.Verdicts)
+	}
+	ceiling := v.Numbers["ceiling_per_s"]
+	if ceiling < 100 || ceiling > 205 {
+		t.Errorf("ceiling = %.0f req/s, want about 4 / 0.02 s = 200", ceiling)
+	}
+	if r := v.Numbers["ratio"]; r < 0.9 || r > 1.1 {
+		t.Errorf("throughput / ceiling = %.2f, want about 1: a closed model measures its users", r)
+	}
+	if !strings.Contains(v.Message, "not the target's capacity") {
+		t.Errorf("message %q should say the users, not the target, were the limit", v.Message)
+	}
+}
+
+func TestTimeoutsCounted(t *testing.T) {
+	release := make(chan struct{})
+	srv, _ := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer close(release)
+	res := mustRun(t, Config{URL: srv.URL, Rate: 20, Duration: 500 * time.Millisecond, Timeout: 100 * time.Millisecond})
+	p := one(t, res)
+	if p.Sent == 0 || p.Errors.Timeout != p.Sent || p.Completed != p.Sent {
+		t.Fatalf("sent %d completed %d timeouts %d: want every request to time out", p.Sent, p.Completed, p.Errors.Timeout)
+	}
+	if p.OK != 0 || p.Errors.Connection != 0 || p.Errors.Other != 0 {
+		t.Errorf("ok %d connection %d other %d, want only timeouts", p.OK, p.Errors.Connection, p.Errors.Other)
+	}
+	// Timeouts are timed: at about the timeout.
+	if p.Latency.P50 < 90 || p.Latency.P50 > 400 {
+		t.Errorf("timed-out latency p50 = %.1f ms, want about 100", p.Latency.P50)
+	}
+	if hasVerdict(p, Errors) == nil {
+		t.Errorf("no errors verdict in %v", p.Verdicts)
+	}
+}
+
+func TestRefusedConnectionsCounted(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	for _, cfg := range []Config{
+		{URL: "http://" + addr + "/", Rate: 50, Duration: 300 * time.Millisecond},
+		{URL: "http://" + addr + "/", Users: 2, Duration: 300 * time.Millisecond},
+	} {
+		res := mustRun(t, cfg)
+		p := one(t, res)
+		if p.Sent == 0 || p.Errors.Connection != p.Sent || p.OK != 0 {
+			t.Errorf("%s model: sent %d connection errors %d ok %d: want every request refused",
+				res.Model, p.Sent, p.Errors.Connection, p.OK)
+		}
+		if p.Latency.Count != 0 {
+			t.Errorf("%s model: %d refused requests were timed as latencies", res.Model, p.Latency.Count)
+		}
+	}
+}
+
+// A ladder with a warm-up and pauses: phases in order, exact planned counts
+// for uniform arrivals, the warm-up reported apart, progress and intervals
+// delivered for every phase.
+func TestLadderAndWarmup(t *testing.T) {
+	srv, c := serve(t, sleepHandler(0))
+	var mu sync.Mutex
+	kinds := map[PhaseKind]int{}
+	var done []int
+	intervals := map[int]int64{}
+	cfg := Config{
+		URL: srv.URL, Rates: []float64{50, 100}, Warmup: 300 * time.Millisecond,
+		Duration: 500 * time.Millisecond, Pause: 100 * time.Millisecond,
+		ProgressEvery: 50 * time.Millisecond, IntervalEvery: 100 * time.Millisecond,
+		Progress: func(p Progress) {
+			mu.Lock()
+			defer mu.Unlock()
+			kinds[p.Kind]++
+			if p.Done {
+				done = append(done, p.Phase)
+			}
+		},
+		Interval: func(iv Interval) {
+			mu.Lock()
+			defer mu.Unlock()
+			intervals[iv.Phase] += iv.Latency.TotalCount()
+		},
+	}
+	res := mustRun(t, cfg)
+	if res.Warmup == nil || res.Warmup.Planned != 15 || res.Warmup.OfferedRate != 50 {
+		t.Fatalf("warm-up = %+v, want 15 planned at 50/s", res.Warmup)
+	}
+	if len(res.Phases) != 2 {
+		t.Fatalf("%d steady phases, want 2", len(res.Phases))
+	}
+	for i, want := range []struct {
+		rate    float64
+		planned int64
+	}{{50, 25}, {100, 50}} {
+		p := res.Phases[i]
+		if p.OfferedRate != want.rate || p.Planned != want.planned || p.OK != want.planned {
+			t.Errorf("phase %d: offered %.0f planned %d ok %d, want %.0f, %d, all ok", i, p.OfferedRate, p.Planned, p.OK, want.rate, want.planned)
+		}
+		if p.Kind != Steady || p.DurationS < 0.49 || p.DurationS > 0.6 {
+			t.Errorf("phase %d: kind %s duration %.3f s", i, p.Kind, p.DurationS)
+		}
+	}
+	if total := res.Warmup.Sent + res.Phases[0].Sent + res.Phases[1].Sent; c.total.Load() != total {
+		t.Errorf("target got %d requests, phases sent %d", c.total.Load(), total)
+	}
+	// Pauses separate the phases on the load's clock.
+	w, a, b := res.Warmup, res.Phases[0], res.Phases[1]
+	if a.StartS-w.EndS < 0.09 || b.StartS-a.EndS < 0.09 {
+		t.Errorf("phase windows %.3f-%.3f, %.3f-%.3f, %.3f-%.3f: want 100 ms pauses between them",
+			w.StartS, w.EndS, a.StartS, a.EndS, b.StartS, b.EndS)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if kinds[Warmup] == 0 || kinds[Steady] == 0 || kinds[Pause] == 0 {
+		t.Errorf("progress kinds seen: %v, want warmup, steady and pause", kinds)
+	}
+	if len(done) != 3 {
+		t.Errorf("Done snapshots for phases %v, want one per load phase (3)", done)
+	}
+	// The plan is warm-up (0), pause (1), step 1 (2), pause (3), step 2 (4).
+	for idx, want := range map[int]int64{0: 15, 2: 25, 4: 50} {
+		if intervals[idx] != want {
+			t.Errorf("intervals of phase %d hold %d latencies, want %d", idx, intervals[idx], want)
+		}
+	}
+}
+
+func TestPoissonReproducibleWithSeed(t *testing.T) {
+	draw := func(seed uint64, phase int) []int64 {
+		p := newPacer(Poisson, 1000, 0, seed, phase)
+		out := make([]int64, 5000)
+		for i := range out {
+			out[i] = p.next()
+		}
+		return out
+	}
+	a, b := draw(7, 2), draw(7, 2)
+	for i := range a {
+		if a[i] != b[i] {
+			t.Fatalf("seed 7: arrival %d differs between two draws: %d vs %d", i, a[i], b[i])
+		}
+	}
+	if c := draw(8, 2); c[10] == a[10] && c[100] == a[100] {
+		t.Errorf("seeds 7 and 8 gave the same arrivals")
+	}
+	// Mean gap 1 ms, and exponential: its standard deviation equals its mean.
+	gaps := make([]float64, len(a)-1)
+	var sum float64
+	for i := 1; i < len(a); i++ {
+		gaps[i-1] = float64(a[i] - a[i-1])
+		sum += gaps[i-1]
+	}
+	mean := sum / float64(len(gaps))
+	var sq float64
+	for _, g := range gaps {
+		sq += (g - mean) * (g - mean)
+	}
+	sd := sqrt(sq / float64(len(gaps)))
+	if mean < 0.95e6 || mean > 1.05e6 || sd < 0.9*mean || sd > 1.1*mean {
+		t.Errorf("gaps mean %.0f ns sd %.0f ns, want both about 1e6 (exponential at 1000/s)", mean, sd)
+	}
+
+	// Through Run: a seeded run plans the same count twice.
+	srv, _ := serve(t, sleepHandler(0))
+	cfg := Config{URL: srv.URL, Rate: 200, Arrivals: Poisson, Seed: 42, Duration: 400 * time.Millisecond}
+	p1, p2 := one(t, mustRun(t, cfg)), one(t, mustRun(t, cfg))
+	if p1.Planned != p2.Planned {
+		t.Errorf("seed 42 planned %d then %d", p1.Planned, p2.Planned)
+	}
+}
+
+func sqrt(x float64) float64 {
+	z := x / 2
+	for range 50 {
+		if z == 0 {
+			return 0
+		}
+		z -= (z*z - x) / (2 * z)
+	}
+	return z
+}
+
+// Against a stalled target, the generator's goroutines and memory stay
+// within what the in-flight cap implies, whatever the offered rate.
+func TestMemoryBoundedAgainstStalledTarget(t *testing.T) {
+	release := make(chan struct{})
+	srv, c := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer close(release)
+	runtime.GC()
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	var peakG int
+	var peakHeap uint64
+	const limit = 50
+	cfg := Config{URL: srv.URL, Rate: 2000, Duration: time.Second, MaxInflight: limit, Timeout: 3 * time.Second,
+		ProgressEvery: 50 * time.Millisecond,
+		Progress: func(Progress) {
+			var m runtime.MemStats
+			runtime.ReadMemStats(&m)
+			peakHeap = max(peakHeap, m.HeapInuse)
+			peakG = max(peakG, generatorGoroutines())
+		}}
+	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	defer cancel()
+	res, err := Run(ctx, cfg) // cancelled after the phase: stalled requests are abandoned
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := one(t, res)
+	if p.Sent != limit || p.NotSent != p.Planned-limit {
+		t.Errorf("sent %d not sent %d of %d planned: want exactly the cap (%d) sent", p.Sent, p.NotSent, p.Planned, limit)
+	}
+	if p.Planned < 1900 {
+		t.Errorf("planned %d, want about 2000", p.Planned)
+	}
+	if got := c.total.Load(); got > limit {
+		t.Errorf("target received %d requests, cap is %d", got, limit)
+	}
+	// One worker goroutine per slot, plus the collector and Run's own.
+	if peakG > limit+2 {
+		t.Errorf("the generator ran %d goroutines, want at most the cap %d + 2", peakG, limit)
+	}
+	if grow := int64(peakHeap) - int64(before.HeapInuse); grow > 64<<20 {
+		t.Errorf("heap in use grew by %d MiB against a stalled target", grow>>20)
+	}
+	if !res.Interrupted {
+		t.Errorf("run cancelled while requests were stalled should be marked interrupted")
+	}
+}
+
+// generatorGoroutines counts the goroutines running this package's code.
+func generatorGoroutines() int {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	n := 0
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		if strings.Contains(g, "collect/load.(*runner)") || strings.Contains(g, "collect/load.(*collector)") {
+			n++
+		}
+	}
+	return n
+}
+
+// Cancelling the context stops the run at once and keeps what was measured.
+func TestInterruptKeepsPartialResult(t *testing.T) {
+	srv, _ := serve(t, sleepHandler(2*time.Second))
+	ctx, cancel := context.WithCancel(context.Background())
+	var once sync.Once
+	cfg := Config{URL: srv.URL, Rates: []float64{100, 200}, Duration: 5 * time.Second,
+		ProgressEvery: 50 * time.Millisecond,
+		Progress: func(p Progress) {
+			if p.Elapsed > 300*time.Millisecond {
+				once.Do(cancel)
+			}
+		}}
+	t0 := time.Now()
+	res, err := Run(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(t0); took > 2*time.Second {
+		t.Errorf("Run took %v after cancellation, want it to stop at once", took)
+	}
+	p := one(t, res)
+	if !res.Interrupted || p.Sent < 20 || p.Unfinished != p.Sent || p.Errors.Total() != 0 {
+		t.Errorf("interrupted %v sent %d unfinished %d errors %d: want the abandoned requests unfinished, not errors",
+			res.Interrupted, p.Sent, p.Unfinished, p.Errors.Total())
+	}
+	if p.DurationS > 1 {
+		t.Errorf("interrupted phase lasted %.2f s, want its measured part only", p.DurationS)
+	}
+	var buf bytes.Buffer
+	if err := Table(&buf, res); err != nil || !strings.Contains(buf.String(), "INTERRUPTED") {
+		t.Errorf("table of an interrupted run: %v\n%s", err, buf.String())
+	}
+}
+
+func TestHLogMergeable(t *testing.T) {
+	srv, _ := serve(t, sleepHandler(0))
+	var buf bytes.Buffer
+	hl := NewHLog(&buf)
+	cfg := Config{URL: srv.URL, Rate: 200, Warmup: 200 * time.Millisecond, Duration: 600 * time.Millisecond,
+		ProgressEvery: 50 * time.Millisecond, IntervalEvery: 200 * time.Millisecond,
+		Interval: func(iv Interval) {
+			if err := hl.Write(iv); err != nil {
+				t.Error(err)
+			}
+		}}
+	res := mustRun(t, cfg)
+	if err := hl.Close(res.Start); err != nil {
+		t.Fatal(err)
+	}
+	text := buf.String()
+	r := hdrhistogram.NewHistogramLogReader(&buf)
+	counts := map[string]int64{}
+	lines := 0
+	for {
+		h, err := r.NextIntervalHistogram()
+		if err != nil {
+			t.Fatalf("reading the log back: %v", err)
+		}
+		if h == nil {
+			break
+		}
+		lines++
+		counts[h.Tag()] += h.TotalCount()
+	}
+	p := one(t, res)
+	if counts[""] != p.Latency.Count || counts["service"] != p.Service.Count || counts["send-lag"] != p.Sent {
+		t.Errorf("log holds %v, want untagged=%d service=%d send-lag=%d", counts, p.Latency.Count, p.Service.Count, p.Sent)
+	}
+	if counts["warmup"] != res.Warmup.Latency.Count {
+		t.Errorf("log holds %d warm-up latencies, want %d", counts["warmup"], res.Warmup.Latency.Count)
+	}
+	if lines < 4 {
+		t.Errorf("%d interval histograms, want several (200 ms intervals)", lines)
+	}
+	if want := fmt.Sprintf("#[StartTime: %d ", res.Start.Unix()); !strings.Contains(text, want) {
+		t.Errorf("log has no %q line:\n%.300s", want, text)
+	}
+}
+
+func TestBadConfig(t *testing.T) {
+	for _, tc := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{Rate: 1}, "no target URL"},
+		{Config{URL: "ftp://x/", Rate: 1}, "scheme"},
+		{Config{URL: "http://", Rate: 1}, "no host"},
+		{Config{URL: "http://[::1/", Rate: 1}, "target URL"},
+		{Config{URL: "http://x/"}, "neither"},
+		{Config{URL: "http://x/", Rate: 1, Users: 2}, "both"},
+		{Config{URL: "http://x/", Rate: -1}, "must be > 0"},
+		{Config{URL: "http://x/", Rates: []float64{1, 0}}, "must be > 0"},
+		{Config{URL: "http://x/", Rate: 1, Arrivals: "bursty"}, "arrivals"},
+		{Config{URL: "http://x/", Rate: 1, Duration: -time.Second}, "negative"},
+		{Config{URL: "http://x/", Rate: 1, Header: []Header{{Name: "A B", Value: "x"}}}, "header"},
+	} {
+		_, err := Run(context.Background(), tc.cfg)
+		if err == nil || !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: err %v, want ErrConfig mentioning %q", tc.cfg, err, tc.want)
+		}
+	}
+}
+
+func TestDefaultMaxInflight(t *testing.T) {
+	for rate, want := range map[float64]int{0.01: 1, 20: 200, 500: 5000, 20000: 5000} {
+		if got := DefaultMaxInflight(rate); got != want {
+			t.Errorf("DefaultMaxInflight(%g) = %d, want %d", rate, got, want)
+		}
+	}
+}
