@@ -16,6 +16,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
+	"strings"
 	"time"
 
 	"golang.org/x/exp/trace"
@@ -76,10 +78,10 @@ type TruncatedError struct {
 
 func (e *TruncatedError) Error() string {
 	if e.Loss.TotalBytes > 0 {
-		return fmt.Sprintf("trace damaged after %d of %d bytes (lost %.1f%% of the trace data): %v",
-			e.Loss.ValidBytes, e.Loss.TotalBytes, e.Loss.LostPct, e.Err)
+		return fmt.Sprintf("trace damaged: kept %d complete generations up to byte %d of %d, lost %.1f%% of the bytes and the generation being read: %v",
+			e.Loss.Generations, e.Loss.ValidBytes, e.Loss.TotalBytes, e.Loss.LostPct, e.Err)
 	}
-	return fmt.Sprintf("trace damaged after %d bytes: %v", e.Loss.ValidBytes, e.Err)
+	return fmt.Sprintf("trace damaged: kept %d complete generations up to byte %d, lost the rest: %v", e.Loss.Generations, e.Loss.ValidBytes, e.Err)
 }
 
 func (e *TruncatedError) Unwrap() error { return e.Err }
@@ -145,6 +147,9 @@ func (a *analyzer) Result() *Report {
 	r := &Report{Schema: SchemaVersion, Events: a.events, PinThreshNs: int64(a.opts.PinThreshold)}
 	// The reader emits a Sync before each generation and one at the end.
 	r.Generations = max(a.generations-1, 0)
+	if a.generations == 1 {
+		r.Generations = 1 // cut before the final Sync
+	}
 	if a.seen {
 		r.DurationNs = int64(a.last - a.first)
 	}
@@ -165,8 +170,29 @@ func (a *analyzer) Result() *Report {
 // part-way returns the Report of what came before and a *TruncatedError.
 // When ctx is cancelled, Analyze stops and returns the Report so far with
 // ctx's error. Analyze is safe to call concurrently on different inputs.
-func Analyze(ctx context.Context, r io.Reader, opts Options) (*Report, error) {
+func Analyze(ctx context.Context, r io.Reader, opts Options) (rep *Report, err error) {
 	cr := &countingReader{r: r, total: opts.Size, progress: opts.Progress}
+	var a *analyzer
+	var validBytes int64
+	// golang.org/x/exp/trace can panic on corrupt input (an index out of
+	// range in its tables, found by FuzzAnalyze): turn that into the
+	// damaged-trace error, keeping what came before.
+	defer func() {
+		p := recover()
+		if p == nil {
+			return
+		}
+		stack := debug.Stack()
+		perr := fmt.Errorf("trace reader failed on corrupt data: %v", p)
+		if !panickedIn(stack, "golang.org/x/exp/trace.") {
+			perr = fmt.Errorf("%w: %v\n%s", errAnalyzerBug, p, stack)
+		}
+		if a == nil || a.events == 0 {
+			rep, err = nil, fmt.Errorf("%w: %w", ErrNotTrace, perr)
+			return
+		}
+		rep, err = a.damaged(cr, validBytes, opts.Size, perr)
+	}()
 	tr, err := trace.NewReader(cr)
 	if err != nil {
 		if cr.n == 0 || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
@@ -174,14 +200,13 @@ func Analyze(ctx context.Context, r io.Reader, opts Options) (*Report, error) {
 		}
 		return nil, fmt.Errorf("%w: %v", ErrNotTrace, err)
 	}
-	a := newAnalyzer(opts)
-	var validBytes int64
+	a = newAnalyzer(opts)
 	for {
 		if a.events&4095 == 0 {
-			if err := ctx.Err(); err != nil {
-				rep := a.Result()
+			if cerr := ctx.Err(); cerr != nil {
+				rep = a.Result()
 				rep.Bytes = cr.n
-				return rep, fmt.Errorf("analysis stopped after %d events: %w", a.events, err)
+				return rep, fmt.Errorf("analysis stopped after %d events: %w", a.events, cerr)
 			}
 		}
 		ev, err := tr.ReadEvent()
@@ -190,32 +215,60 @@ func Analyze(ctx context.Context, r io.Reader, opts Options) (*Report, error) {
 		}
 		if err != nil {
 			if a.events == 0 {
-				return nil, fmt.Errorf("%w: %v", ErrNotTrace, err)
+				return nil, fmt.Errorf("%w: damaged before its first complete generation: %v", ErrNotTrace, err)
 			}
-			rep := a.Result()
-			rep.Bytes = cr.n
-			total := max(opts.Size, cr.n)
-			loss := Loss{Error: err.Error(), ValidBytes: validBytes, TotalBytes: total}
-			if total > 0 {
-				loss.LostPct = 100 * float64(total-validBytes) / float64(total)
-			}
-			rep.Loss = &loss
-			return rep, &TruncatedError{Loss: loss, Err: err}
+			return a.damaged(cr, validBytes, opts.Size, err)
 		}
 		if ev.Kind() == trace.EventSync {
 			validBytes = cr.n
 		}
 		a.Event(&ev)
 	}
-	if a.events == 0 {
+	if a.events <= int64(a.generations) {
 		return nil, fmt.Errorf("%w: no events", ErrNotTrace)
 	}
 	if cr.progress != nil {
 		cr.progress(cr.n, cr.total)
 	}
-	rep := a.Result()
+	rep = a.Result()
 	rep.Bytes = cr.n
 	return rep, nil
+}
+
+// damaged returns the partial report of a trace that broke off.
+func (a *analyzer) damaged(cr *countingReader, validBytes, size int64, err error) (*Report, error) {
+	rep := a.Result()
+	rep.Generations = a.generations // no final Sync: every one seen was complete
+	rep.Bytes = cr.n
+	total := max(size, cr.n)
+	loss := Loss{Error: err.Error(), ValidBytes: validBytes, TotalBytes: total, Generations: rep.Generations}
+	if total > 0 {
+		loss.LostPct = 100 * float64(total-validBytes) / float64(total)
+	}
+	rep.Loss = &loss
+	return rep, &TruncatedError{Loss: loss, Err: err}
+}
+
+// errAnalyzerBug marks a panic in schedscope's own code, recovered so the
+// CLI never crashes; tests treat it as a failure.
+var errAnalyzerBug = errors.New("internal error in the trace analyzers (please report)")
+
+// panickedIn reports whether the first non-runtime frame below the panic in
+// a debug.Stack dump belongs to a function with prefix.
+func panickedIn(stack []byte, prefix string) bool {
+	lines := strings.Split(string(stack), "\n")
+	for i, l := range lines {
+		if !strings.HasPrefix(l, "panic(") {
+			continue
+		}
+		for _, f := range lines[i+1:] {
+			if f == "" || strings.HasPrefix(f, "\t") || strings.HasPrefix(f, "runtime.") {
+				continue
+			}
+			return strings.HasPrefix(f, prefix)
+		}
+	}
+	return false
 }
 
 // AnalyzeFile is Analyze on a file; path "-" reads standard input.

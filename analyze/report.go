@@ -305,8 +305,12 @@ type TimePoint struct {
 
 // Loss says how much of a damaged trace could not be used.
 type Loss struct {
-	Error      string  `json:"error"`       // the parser's error
-	ValidBytes int64   `json:"valid_bytes"` // bytes up to the last complete generation
-	TotalBytes int64   `json:"total_bytes"` // input size, when known (0 for streams)
-	LostPct    float64 `json:"lost_pct"`    // share of the input after the last good point
+	Error string `json:"error"` // the parser's error
+	// ValidBytes is how far the reader had read when it delivered the last
+	// complete generation. It reads ahead (a buffer and the next batch), so
+	// the lost share is at least LostPct plus the generation being read.
+	ValidBytes  int64   `json:"valid_bytes"`
+	Generations int     `json:"generations"` // complete generations analysed
+	TotalBytes  int64   `json:"total_bytes"` // input size, when known (0 for streams)
+	LostPct     float64 `json:"lost_pct"`    // share of the input after the last good point
 }

@@ -21,10 +21,16 @@ type Sample struct {
 	Iteration   int
 	OfferedRate float64 // requests per second the generator tried to send
 
-	OKPerSec float64       // 2xx responses per second over the whole phase
-	P50, P99 time.Duration // latency from the intended send time
-	Errors   int64         // non-2xx, transport errors and timeouts
-	NotSent  int64         // scheduled but never sent: every slot was busy
+	OKPerSec float64 // 2xx responses per second over the whole phase
+	// Throughput is the rate of 2xx completions inside the phase's window:
+	// what the target sustained. OKPerSec counts every response to a request
+	// sent in the phase, stragglers that finished after it included, so in
+	// a short overloaded phase it exceeds what the target can sustain. 0
+	// when unknown (OKPerSec is used instead).
+	Throughput float64
+	P50, P99   time.Duration // latency from the intended send time
+	Errors     int64         // non-2xx, transport errors and timeouts
+	NotSent    int64         // scheduled but never sent: every slot was busy
 
 	// CPUPerRequest is the target's CPU time (user+system) during the
 	// phase divided by its 2xx responses; 0 when unknown.
@@ -72,6 +78,7 @@ type Cell struct {
 	OfferedRate   float64
 	Iterations    int // samples the medians were taken over
 	OKPerSec      float64
+	Throughput    float64 // see Sample.Throughput; OKPerSec when unknown
 	P50, P99      time.Duration
 	Errors        int64
 	NotSent       int64
@@ -87,6 +94,16 @@ type Cell struct {
 	Knee bool
 }
 
+// Sustained is the 2xx rate the cell shows the target sustaining: OKPerSec
+// when the rate was served, Throughput (completions inside the window) when
+// it was not and Throughput is known.
+func (c Cell) Sustained() float64 {
+	if c.Served || c.Throughput <= 0 {
+		return c.OKPerSec
+	}
+	return c.Throughput
+}
+
 // Level is everything measured at one GOMAXPROCS value.
 type Level struct {
 	GOMAXPROCS int
@@ -95,8 +112,9 @@ type Level struct {
 	// Knee is the highest offered rate served with every lower usable rate
 	// also served; 0 when even the lowest rate was not served.
 	Knee float64
-	// Ceiling is the highest median 2xx/s of any cell that was not
-	// generator-bound.
+	// Ceiling is the highest 2xx/s sustained by any cell that was not
+	// generator-bound: its OKPerSec when served, its Throughput (the
+	// completion rate inside the window) when not.
 	Ceiling float64
 	// Saturated: some usable rate above the knee was not served, so the
 	// ceiling is the target's limit and not just the top of the ladder.
@@ -235,6 +253,12 @@ func Cells(samples []Sample) []Cell {
 		g := groups[k]
 		c := Cell{GOMAXPROCS: k.gmp, OfferedRate: k.rate, Iterations: len(g)}
 		c.OKPerSec = median(g, func(s Sample) float64 { return s.OKPerSec })
+		c.Throughput = median(g, func(s Sample) float64 {
+			if s.Throughput > 0 {
+				return s.Throughput
+			}
+			return s.OKPerSec
+		})
 		c.P50 = time.Duration(median(g, func(s Sample) float64 { return float64(s.P50) }))
 		c.P99 = time.Duration(median(g, func(s Sample) float64 { return float64(s.P99) }))
 		c.Errors = int64(math.Round(median(g, func(s Sample) float64 { return float64(s.Errors) })))
@@ -284,7 +308,7 @@ func analyzeLevel(gmp int, samples []Sample, opt Options) Level {
 			broken = true
 			l.Saturated = true
 		}
-		l.Ceiling = math.Max(l.Ceiling, c.OKPerSec)
+		l.Ceiling = math.Max(l.Ceiling, c.Sustained())
 		if c.CPUPerRequest > 0 {
 			cpu = append(cpu, float64(c.CPUPerRequest))
 		}

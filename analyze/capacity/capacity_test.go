@@ -212,3 +212,23 @@ func concat(parts ...[]Sample) []Sample {
 	}
 	return out
 }
+
+func TestCeilingUsesSustainedThroughput(t *testing.T) {
+	// A short overloaded phase: every queued request was answered after the
+	// phase ended, so 2xx/s over the phase (237) exceeds what the target
+	// sustained inside the window (158).
+	s := []Sample{
+		{GOMAXPROCS: 1, OfferedRate: 100, OKPerSec: 100, Throughput: 98, P99: 55 * ms},
+		{GOMAXPROCS: 1, OfferedRate: 400, OKPerSec: 237, Throughput: 158, P99: 3000 * ms},
+	}
+	a, err := Analyze(s, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := a.Levels[0].Ceiling; got != 158 {
+		t.Errorf("ceiling = %v, want 158 (the sustained rate, not the stragglers')", got)
+	}
+	if got := a.Levels[0].Cells[0].Throughput; got != 98 {
+		t.Errorf("cell throughput = %v, want 98", got)
+	}
+}

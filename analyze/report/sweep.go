@@ -42,7 +42,7 @@ func Samples(steps []sweep.Step) []capacity.Sample {
 	for _, st := range steps {
 		out = append(out, capacity.Sample{
 			GOMAXPROCS: st.GOMAXPROCS, Iteration: st.Iteration, OfferedRate: st.Rate,
-			OKPerSec: st.OKPerSec, P50: msDur(st.P50MS), P99: msDur(st.P99MS),
+			OKPerSec: st.OKPerSec, Throughput: st.WindowOKPerSec, P50: msDur(st.P50MS), P99: msDur(st.P99MS),
 			Errors: st.Errors, NotSent: st.NotSent,
 			CPUPerRequest:  time.Duration(st.CPUPerRequestUS * float64(time.Microsecond)),
 			RSSBytes:       st.RSSBytes,
@@ -149,14 +149,14 @@ func RenderSweep(w io.Writer, r *SweepReport, throughputPNG, p99PNG string) erro
 	md.f("| date | %s |\n\n", p.Started.UTC().Format("2006-01-02 15:04 UTC"))
 
 	md.f("## Results\n\n")
-	md.f("Median over iterations per GOMAXPROCS and offered rate. 2xx/s counts only successful responses over the whole phase; latency is measured from each request's intended send time; CPU/request is the target's user+system CPU (from /proc) divided by its 2xx responses; RSS is the target's resident set at the end of the phase. ")
+	md.f("Median over iterations per GOMAXPROCS and offered rate. 2xx/s counts the successful responses to the requests sent in the phase, per second of the phase; sustained is the rate of 2xx completions inside the phase's window, what the target kept up with (2xx/s also counts requests answered after the window, so it overstates an overloaded phase: the ceiling and the plot use sustained for rates not served); latency is measured from each request's intended send time; CPU/request is the target's user+system CPU (from /proc) divided by its 2xx responses; RSS is the target's resident set at the end of the phase. ")
 	md.f("**knee**: the highest rate still served (2xx/s >= 99 %% of offered and p99 within 2x the low-load p99, every lower rate served too); **over**: not served; **gen-bound**: the load generator was the limit, not used for the knee.\n\n")
-	md.f("| GOMAXPROCS | offered req/s | 2xx/s | p50 ms | p99 ms | errors | not sent | CPU/request | RSS MB | |\n")
-	md.f("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
+	md.f("| GOMAXPROCS | offered req/s | 2xx/s | sustained 2xx/s | p50 ms | p99 ms | errors | not sent | CPU/request | RSS MB | |\n")
+	md.f("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
 	for _, l := range a.Levels {
 		for _, c := range l.Cells {
-			md.f("| %d | %s | %s | %s | %s | %d | %d | %s | %s | %s |\n",
-				c.GOMAXPROCS, num(c.OfferedRate), num(c.OKPerSec), msf(c.P50), msf(c.P99), c.Errors, c.NotSent,
+			md.f("| %d | %s | %s | %s | %s | %s | %d | %d | %s | %s | %s |\n",
+				c.GOMAXPROCS, num(c.OfferedRate), num(c.OKPerSec), num(c.Throughput), msf(c.P50), msf(c.P99), c.Errors, c.NotSent,
 				cpuf(c.CPUPerRequest), mb(c.RSSBytes), mark(c))
 		}
 	}
@@ -201,9 +201,18 @@ func RenderSweep(w io.Writer, r *SweepReport, throughputPNG, p99PNG string) erro
 	} else {
 		md.f("Not estimated: the target's CPU was not measured (no /proc).\n")
 	}
-	if len(a.Notes) > 0 {
+	notes := append([]string(nil), a.Notes...)
+	if n := immaterialGeneratorVerdicts(r.Sweep.Steps); n > 0 {
+		notes = append(notes, fmt.Sprintf("%d of %d steps carried the load generator's generator-bound verdict for a send lag that is small against the latency measured (latency counts from the intended send time, so it includes the lag); they are kept. A step is left out only when more than 1 %% of its requests were not sent, the generator used 0.9 cores, or its send lag p99 exceeded 10 %% of its p50 latency", n, len(r.Sweep.Steps)))
+	}
+	for _, st := range r.Sweep.Steps {
+		if st.GeneratorBound {
+			notes = append(notes, fmt.Sprintf("GOMAXPROCS %d, iteration %d, %s req/s: generator-bound (%s)", st.GOMAXPROCS, st.Iteration, num(st.Rate), st.GeneratorNote))
+		}
+	}
+	if len(notes) > 0 {
 		md.f("\n## Notes\n\n")
-		for _, n := range a.Notes {
+		for _, n := range notes {
 			md.f("- %s.\n", n)
 		}
 	}
@@ -211,6 +220,16 @@ func RenderSweep(w io.Writer, r *SweepReport, throughputPNG, p99PNG string) erro
 		return fmt.Errorf("writing report: %w", md.err)
 	}
 	return nil
+}
+
+func immaterialGeneratorVerdicts(steps []sweep.Step) int {
+	n := 0
+	for _, st := range steps {
+		if st.GeneratorVerdict && !st.GeneratorBound {
+			n++
+		}
+	}
+	return n
 }
 
 // littleLines states the Little's-law and CPU predictions against the
