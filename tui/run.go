@@ -21,6 +21,10 @@ type Terminal struct {
 	// Env is the environment that decides colours (NO_COLOR, TERM,
 	// COLORTERM); nil means os.Environ().
 	Env []string
+	// Width and Height are the window size to assume when Out is not a
+	// terminal (a test's buffer); 0 means 120x40. A real terminal reports
+	// its own size.
+	Width, Height int
 }
 
 // IsTerminal reports whether w is a terminal, i.e. whether a caller should
@@ -44,6 +48,13 @@ func (t Terminal) options() []tea.ProgramOption {
 	}
 	if t.Out != nil {
 		opts = append(opts, tea.WithOutput(t.Out))
+		if !IsTerminal(t.Out) {
+			w, h := t.Width, t.Height
+			if w <= 0 || h <= 0 {
+				w, h = 120, 40
+			}
+			opts = append(opts, tea.WithWindowSize(w, h))
+		}
 	}
 	for _, kv := range env {
 		if v, ok := strings.CutPrefix(kv, "NO_COLOR="); ok && v != "" {
