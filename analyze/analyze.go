@@ -109,6 +109,7 @@ func (c *countingReader) Read(p []byte) (int, error) {
 type analyzer struct {
 	opts   Options
 	stacks *stackTable
+	gidx   *goIndex
 	compat *compatAcc
 	gor    *goAcc
 	procs  *procAcc
@@ -121,8 +122,9 @@ type analyzer struct {
 
 func newAnalyzer(opts Options) *analyzer {
 	opts = opts.withDefaults()
-	a := &analyzer{opts: opts, stacks: newStackTable(), compat: newCompatAcc(), procs: newProcAcc()}
-	a.gor = newGoAcc(&a.opts, a.stacks)
+	a := &analyzer{opts: opts, stacks: newStackTable(), gidx: newGoIndex(), procs: newProcAcc()}
+	a.compat = newCompatAcc(a.gidx)
+	a.gor = newGoAcc(&a.opts, a.stacks, a.gidx)
 	return a
 }
 
@@ -133,13 +135,33 @@ func (a *analyzer) Event(ev *trace.Event) {
 		a.first, a.seen = ev.Time(), true
 	}
 	a.last = ev.Time()
-	if ev.Kind() == trace.EventSync {
+	t := ev.Time()
+	a.gor.clock(t)
+	a.procs.clock(t, ev.Thread())
+	switch ev.Kind() {
+	case trace.EventSync:
 		a.generations++
 		a.stacks.newGeneration()
+	case trace.EventStateTransition:
+		st := ev.StateTransition()
+		switch st.Resource.Kind {
+		case trace.ResourceGoroutine:
+			id := st.Resource.Goroutine()
+			from, to := st.Goroutine()
+			slot, fresh := a.gidx.get(id)
+			a.compat.transition(t, &st, from, to, slot, fresh)
+			a.gor.transition(ev, &st, from, to, slot, fresh)
+			if to == trace.GoNotExist {
+				a.gidx.release(id, slot)
+			}
+		case trace.ResourceProc:
+			a.procs.procTransition(t, &st)
+		}
+	case trace.EventLog:
+		a.gor.log(ev)
+	case trace.EventMetric, trace.EventRangeBegin, trace.EventRangeActive, trace.EventRangeEnd:
+		a.procs.Event(ev)
 	}
-	a.compat.Event(ev)
-	a.gor.Event(ev)
-	a.procs.Event(ev)
 }
 
 // Result builds the Report; call it once, after the last Event.

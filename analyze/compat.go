@@ -43,15 +43,13 @@ type compatG struct {
 // overlaps count. compatAcc follows that rule exactly. Not safe for
 // concurrent use.
 type compatAcc struct {
-	slot  map[trace.GoID]int32
-	gs    []compatG
-	free  []int32
-	tot   [numCompat]Totals
-	lastT trace.Time
+	idx *goIndex
+	gs  []compatG // by goIndex slot
+	tot [numCompat]Totals
 }
 
-func newCompatAcc() *compatAcc {
-	return &compatAcc{slot: make(map[trace.GoID]int32)}
+func newCompatAcc(idx *goIndex) *compatAcc {
+	return &compatAcc{idx: idx}
 }
 
 func compatTracks(k compatKind, to trace.GoState, reason string) bool {
@@ -78,33 +76,14 @@ func compatState(k compatKind) trace.GoState {
 	return trace.GoWaiting
 }
 
-// Event feeds one event.
-func (a *compatAcc) Event(ev *trace.Event) {
-	a.lastT = ev.Time()
-	if ev.Kind() != trace.EventStateTransition {
-		return
-	}
-	st := ev.StateTransition()
-	if st.Resource.Kind != trace.ResourceGoroutine {
-		return
-	}
-	id := st.Resource.Goroutine()
-	from, to := st.Goroutine()
-	t := ev.Time()
-
-	i, ok := a.slot[id]
-	if !ok {
-		if n := len(a.free); n > 0 {
-			i = a.free[n-1]
-			a.free = a.free[:n-1]
-			a.gs[i] = compatG{}
-		} else {
-			i = int32(len(a.gs))
-			a.gs = append(a.gs, compatG{})
-		}
-		a.slot[id] = i
-	}
+// transition feeds one goroutine state transition at time t; i is the
+// goroutine's goIndex slot, fresh when just assigned.
+func (a *compatAcc) transition(t trace.Time, st *trace.StateTransition, from, to trace.GoState, i int32, fresh bool) {
+	a.gs = grow(a.gs, i)
 	g := &a.gs[i]
+	if fresh {
+		*g = compatG{}
+	}
 
 	// The summarizer's view of the goroutine's life (old == new is skipped there).
 	if from != to {
@@ -151,10 +130,8 @@ func (a *compatAcc) Event(ev *trace.Event) {
 		}
 	}
 
-	if to == trace.GoNotExist && g.tracked == 0 {
-		a.settle(g)
-		delete(a.slot, id)
-		a.free = append(a.free, i)
+	if to == trace.GoNotExist {
+		a.settle(g) // every interval closed: the analyzer releases the slot
 	}
 }
 
@@ -173,7 +150,7 @@ func (a *compatAcc) settle(g *compatG) {
 // Result returns the totals of each profile, in compatKind order.
 func (a *compatAcc) Result() [numCompat]Totals {
 	tot := a.tot
-	for _, i := range a.slot {
+	for _, i := range a.idx.slot {
 		g := a.gs[i]
 		if g.started {
 			continue

@@ -137,7 +137,8 @@ type blockSite struct {
 }
 
 type threadState struct {
-	lastG trace.GoID
+	lastG    trace.GoID // the goroutine that last started on the thread
+	lastSlot int32      // its goIndex slot (check the id: slots are reused)
 }
 
 // goAcc follows every goroutine through its states: scheduling latency,
@@ -147,9 +148,8 @@ type goAcc struct {
 	opts   *Options
 	stacks *stackTable
 
-	slot map[trace.GoID]int32
-	gs   []gState
-	free []int32
+	idx *goIndex
+	gs  []gState // by goIndex slot
 
 	groups  []group
 	groupBy map[string]int32
@@ -171,7 +171,15 @@ type goAcc struct {
 	sysPLost int64
 	cgoTot   Totals
 
-	threads map[trace.ThreadID]threadState
+	threadIdx map[trace.ThreadID]int32
+	threads   []threadState
+	lastTh    trace.ThreadID
+	lastTi    int32
+
+	// Per-stack caches of the site indexes (a stack has one call site).
+	blockSiteOf []int32 // by stackID: index in blockSites +1, 0 unknown
+	blockCause  []cause // by stackID: the cause blockSiteOf is for
+	sleepSiteOf []int32 // by stackID: index in sleepSites +1, 0 unknown
 
 	handoff map[int32]*hist
 	lockedP map[int32][]PinnedEvent // pending locked spans of candidates
@@ -192,16 +200,17 @@ type goAcc struct {
 	lastT trace.Time
 }
 
-func newGoAcc(opts *Options, stacks *stackTable) *goAcc {
+func newGoAcc(opts *Options, stacks *stackTable, idx *goIndex) *goAcc {
 	a := &goAcc{
 		opts:        opts,
 		stacks:      stacks,
-		slot:        make(map[trace.GoID]int32),
+		idx:         idx,
 		groupBy:     make(map[string]int32),
 		groupOf:     make(map[stackID]int32),
 		sleepByPC:   make(map[uint64]int32),
 		blockSiteBy: make(map[blockSiteKey]int32),
-		threads:     make(map[trace.ThreadID]threadState),
+		threadIdx:   make(map[trace.ThreadID]int32),
+		lastTh:      trace.NoThread,
 		handoff:     make(map[int32]*hist),
 		lockedP:     make(map[int32][]PinnedEvent),
 	}
@@ -211,24 +220,7 @@ func newGoAcc(opts *Options, stacks *stackTable) *goAcc {
 	return a
 }
 
-func (a *goAcc) lookup(id trace.GoID) (int32, bool) {
-	i, ok := a.slot[id]
-	return i, ok
-}
-
-func (a *goAcc) add(id trace.GoID) int32 {
-	var i int32
-	if n := len(a.free); n > 0 {
-		i = a.free[n-1]
-		a.free = a.free[:n-1]
-	} else {
-		i = int32(len(a.gs))
-		a.gs = append(a.gs, gState{})
-	}
-	a.gs[i] = gState{id: id, state: trace.GoNotExist, blockSit: -1, sleepSite: -1, lockThread: trace.NoThread, sysThread: trace.NoThread}
-	a.slot[id] = i
-	return i
-}
+func (a *goAcc) lookup(id trace.GoID) (int32, bool) { return a.idx.find(id) }
 
 func (a *goAcc) groupFor(s stackID) int32 {
 	if gi, ok := a.groupOf[s]; ok {
@@ -245,20 +237,17 @@ func (a *goAcc) groupFor(s stackID) int32 {
 	return gi
 }
 
-// Event feeds one event.
-func (a *goAcc) Event(ev *trace.Event) {
-	t := ev.Time()
+// clock notes the time of every event.
+func (a *goAcc) clock(t trace.Time) {
 	if !a.t0Set {
 		a.t0, a.t0Set = t, true
 	}
 	a.lastT = t
-	switch ev.Kind() {
-	case trace.EventStateTransition:
-		st := ev.StateTransition()
-		if st.Resource.Kind == trace.ResourceGoroutine {
-			a.transition(ev, &st)
-		}
-	case trace.EventLog:
+}
+
+// log handles a Log event: schedscope's sleep annotation.
+func (a *goAcc) log(ev *trace.Event) {
+	{
 		l := ev.Log()
 		if l.Category != SleepLogCategory {
 			return
@@ -273,16 +262,17 @@ func (a *goAcc) Event(ev *trace.Event) {
 	}
 }
 
-func (a *goAcc) transition(ev *trace.Event, st *trace.StateTransition) {
+// transition handles a goroutine state transition; i is the goroutine's
+// goIndex slot, fresh when just assigned.
+func (a *goAcc) transition(ev *trace.Event, st *trace.StateTransition, from, to trace.GoState, i int32, fresh bool) {
 	id := st.Resource.Goroutine()
-	from, to := st.Goroutine()
 	t := ev.Time()
+	a.gs = grow(a.gs, i)
+	if fresh {
+		a.gs[i] = gState{id: id, state: trace.GoNotExist, blockSit: -1, sleepSite: -1, lockThread: trace.NoThread, sysThread: trace.NoThread}
+	}
 	if from == to && from != trace.GoUndetermined {
 		return // a status event in a later generation: nothing new
-	}
-	i, ok := a.lookup(id)
-	if !ok {
-		i = a.add(id)
 	}
 	g := &a.gs[i]
 	if g.group == 0 && st.Stack != trace.NoStack {
@@ -380,9 +370,7 @@ func (a *goAcc) transition(ev *trace.Event, st *trace.StateTransition) {
 	a.tl.observe(int64(t-a.t0), a.alive, a.runnable, a.running, a.sys)
 
 	if to == trace.GoNotExist {
-		a.finishGoroutine(i, t, true)
-		delete(a.slot, id)
-		a.free = append(a.free, i)
+		a.finishGoroutine(i, t, true) // the analyzer then releases the slot
 	}
 }
 
@@ -416,20 +404,16 @@ func (a *goAcc) started(i int32, g *gState, ev *trace.Event, t trace.Time) {
 	}
 
 	// Exclusivity: another goroutine on this thread breaks a candidate.
-	ts, ok := a.threads[th]
-	if !ok {
-		ts.lastG = trace.NoGoroutine
-	}
+	ts := a.thread(th)
 	if ts.lastG != g.id && ts.lastG != trace.NoGoroutine {
-		if j, ok := a.lookup(ts.lastG); ok {
+		if j := ts.lastSlot; int(j) < len(a.idx.ids) && a.idx.ids[j] == ts.lastG {
 			if o := &a.gs[j]; o.lockThread == th && o.lockRun > 0 {
 				a.resetLock(j, o)
 			}
 		}
 	}
 	exclusive := ts.lastG == g.id
-	ts.lastG = g.id
-	a.threads[th] = ts
+	ts.lastG, ts.lastSlot = g.id, i
 
 	switch {
 	case isWake(g.cause) && g.sinceOK && g.wakeThread == th:
@@ -451,6 +435,21 @@ func (a *goAcc) started(i int32, g *gState, ev *trace.Event, t trace.Time) {
 	case th != g.lockThread:
 		a.resetLock(i, g)
 	}
+}
+
+// thread returns th's state.
+func (a *goAcc) thread(th trace.ThreadID) *threadState {
+	if th == a.lastTh {
+		return &a.threads[a.lastTi]
+	}
+	ti, ok := a.threadIdx[th]
+	if !ok {
+		ti = int32(len(a.threads))
+		a.threads = append(a.threads, threadState{lastG: trace.NoGoroutine})
+		a.threadIdx[th] = ti
+	}
+	a.lastTh, a.lastTi = th, ti
+	return &a.threads[ti]
 }
 
 func (a *goAcc) noteHandoff(i int32, g *gState, lat int64) {
@@ -493,25 +492,23 @@ func (a *goAcc) lockedSpan(g *gState, end trace.Time, truncated bool) PinnedEven
 func (a *goAcc) blocked(g *gState, ev *trace.Event, t trace.Time) {
 	s := a.stacks.intern(ev.Stack())
 	g.blockStk = s
-	info := a.stacks.info(s)
-	key := blockSiteKey{g.cause, info.sitePC()}
-	bi, ok := a.blockSiteBy[key]
-	if !ok {
-		bi = int32(len(a.blockSites))
-		a.blockSites = append(a.blockSites, blockSite{cause: g.cause, stack: s})
-		a.blockSiteBy[key] = bi
-	}
-	g.blockSit = bi
-
+	g.blockSit = a.blockSite(g.cause, s)
 	if g.cause != causeSleep {
 		g.sleepReq = 0
 		return
 	}
-	si, ok := a.sleepByPC[info.sitePC()]
-	if !ok {
-		si = int32(len(a.sleepSites))
-		a.sleepSites = append(a.sleepSites, sleepSite{stack: s, req: 0})
-		a.sleepByPC[info.sitePC()] = si
+	a.sleepSiteOf = grow(a.sleepSiteOf, int32(s))
+	si := a.sleepSiteOf[s] - 1
+	if si < 0 {
+		pc := a.stacks.info(s).sitePC()
+		var ok bool
+		si, ok = a.sleepByPC[pc]
+		if !ok {
+			si = int32(len(a.sleepSites))
+			a.sleepSites = append(a.sleepSites, sleepSite{stack: s, req: 0})
+			a.sleepByPC[pc] = si
+		}
+		a.sleepSiteOf[s] = si + 1
 	}
 	req := g.sleepReq
 	if req == 0 && a.opts.Sleep > 0 {
@@ -530,6 +527,25 @@ func (a *goAcc) blocked(g *gState, ev *trace.Event, t trace.Time) {
 	g.sleepReq = req
 	g.sleepBlock = t
 	g.sleepWoken = false
+}
+
+// blockSite returns the index in blockSites of the call site of stack s
+// blocking for cause c.
+func (a *goAcc) blockSite(c cause, s stackID) int32 {
+	a.blockSiteOf = grow(a.blockSiteOf, int32(s))
+	a.blockCause = grow(a.blockCause, int32(s))
+	if bi := a.blockSiteOf[s] - 1; bi >= 0 && a.blockCause[s] == c {
+		return bi
+	}
+	key := blockSiteKey{c, a.stacks.info(s).sitePC()}
+	bi, ok := a.blockSiteBy[key]
+	if !ok {
+		bi = int32(len(a.blockSites))
+		a.blockSites = append(a.blockSites, blockSite{cause: c, stack: s})
+		a.blockSiteBy[key] = bi
+	}
+	a.blockSiteOf[s], a.blockCause[s] = bi+1, c
+	return bi
 }
 
 // unblocked handles Waiting -> anything.
@@ -566,13 +582,7 @@ func (a *goAcc) syscallEnded(g *gState, t trace.Time, to trace.GoState) {
 	if pLost {
 		a.sysPLost++
 	}
-	key := blockSiteKey{causeSyscall, info.sitePC()}
-	bi, ok := a.blockSiteBy[key]
-	if !ok {
-		bi = int32(len(a.blockSites))
-		a.blockSites = append(a.blockSites, blockSite{cause: causeSyscall, stack: g.sysStack})
-		a.blockSiteBy[key] = bi
-	}
+	bi := a.blockSite(causeSyscall, g.sysStack)
 	a.blockSites[bi].count++
 	a.blockSites[bi].total += d
 	if info.cgo != "" {
@@ -654,13 +664,15 @@ func (a *goAcc) finishGoroutine(i int32, end trace.Time, ended bool) {
 
 // finish settles the goroutines still alive at end.
 func (a *goAcc) finish() {
-	ids := make([]trace.GoID, 0, len(a.slot))
-	for id := range a.slot {
+	ids := make([]trace.GoID, 0, len(a.idx.slot))
+	for id := range a.idx.slot {
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
 	for _, id := range ids {
-		a.finishGoroutine(a.slot[id], a.lastT, false)
+		if i := a.idx.slot[id]; int(i) < len(a.gs) {
+			a.finishGoroutine(i, a.lastT, false)
+		}
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 )
 
 type procState struct {
+	seen    bool
 	running bool
 	since   trace.Time
 	busy    int64
@@ -22,7 +23,7 @@ type rangeKey struct {
 // procAcc follows Ps, GOMAXPROCS, threads seen, GC and stop-the-world
 // ranges. Not safe for concurrent use.
 type procAcc struct {
-	procs      map[trace.ProcID]*procState
+	procs      []procState // by ProcID (Ps are numbered from 0)
 	gomaxprocs int64
 	changes    []GOMAXPROCSChange
 	threads    map[trace.ThreadID]struct{}
@@ -35,43 +36,52 @@ type procAcc struct {
 
 func newProcAcc() *procAcc {
 	return &procAcc{
-		procs:      make(map[trace.ProcID]*procState),
 		threads:    make(map[trace.ThreadID]struct{}),
 		ranges:     make(map[rangeKey]trace.Time),
 		lastThread: trace.NoThread,
 	}
 }
 
-// Event feeds one event.
-func (a *procAcc) Event(ev *trace.Event) {
-	t := ev.Time()
+// maxProcs bounds the P table (GOMAXPROCS is at most 2^30 in theory; real
+// traces have Ps numbered 0..GOMAXPROCS-1 and a corrupt one may have any).
+const maxProcs = 1 << 16
+
+// clock notes the time and thread of every event.
+func (a *procAcc) clock(t trace.Time, th trace.ThreadID) {
 	if !a.started {
 		a.t0, a.started = t, true
 	}
 	a.lastT = t
-	if th := ev.Thread(); th != a.lastThread && th != trace.NoThread {
+	if th != a.lastThread && th != trace.NoThread {
 		a.lastThread = th
 		a.threads[th] = struct{}{}
 	}
+}
+
+// procTransition handles a P state transition.
+func (a *procAcc) procTransition(t trace.Time, st *trace.StateTransition) {
+	id := st.Resource.Proc()
+	if id < 0 || id >= maxProcs {
+		return
+	}
+	_, to := st.Proc()
+	for int(id) >= len(a.procs) {
+		a.procs = append(a.procs, procState{})
+	}
+	p := &a.procs[id]
+	p.seen = true
+	if p.running && to != trace.ProcRunning {
+		p.busy += int64(t - p.since)
+		p.running = false
+	} else if !p.running && to == trace.ProcRunning {
+		p.running, p.since = true, t
+	}
+}
+
+// Event handles metrics and ranges.
+func (a *procAcc) Event(ev *trace.Event) {
+	t := ev.Time()
 	switch ev.Kind() {
-	case trace.EventStateTransition:
-		st := ev.StateTransition()
-		if st.Resource.Kind != trace.ResourceProc {
-			return
-		}
-		id := st.Resource.Proc()
-		_, to := st.Proc()
-		p := a.procs[id]
-		if p == nil {
-			p = new(procState)
-			a.procs[id] = p
-		}
-		if p.running && to != trace.ProcRunning {
-			p.busy += int64(t - p.since)
-			p.running = false
-		} else if !p.running && to == trace.ProcRunning {
-			p.running, p.since = true, t
-		}
 	case trace.EventMetric:
 		m := ev.Metric()
 		if m.Name != "/sched/gomaxprocs:threads" || m.Value.Kind() != trace.ValueUint64 {
@@ -132,6 +142,9 @@ func (a *procAcc) result(r *Report) {
 	r.Procs.Changes = append([]GOMAXPROCSChange{}, a.changes...)
 	r.Procs.Utilisation = []ProcUse{}
 	for id, p := range a.procs {
+		if !p.seen {
+			continue
+		}
 		busy := p.busy
 		if p.running {
 			busy += int64(a.lastT - p.since)

@@ -48,7 +48,8 @@ type Options struct {
 	// Default 0.99.
 	ServedFraction float64
 	// P99Factor: a rate is served only when its p99 is within P99Factor x the
-	// low-load p99 (the p99 at the lowest offered rate). Default 2.
+	// low-load p99 (the p99 at the lowest offered rate, generator-bound or
+	// not). Default 2.
 	P99Factor float64
 	// PlateauTolerance: the recommended GOMAXPROCS is the smallest whose
 	// ceiling is within this fraction of the best ceiling. Default 0.05.
@@ -120,7 +121,7 @@ type Level struct {
 	// ceiling is the target's limit and not just the top of the ladder.
 	Saturated bool
 
-	LowLoadP50, LowLoadP99 time.Duration // at the lowest usable offered rate
+	LowLoadP50, LowLoadP99 time.Duration // at the lowest offered rate
 	// CPUPerRequest is the median CPU per 2xx response over the level's
 	// usable cells; 0 when not measured.
 	CPUPerRequest time.Duration
@@ -288,11 +289,17 @@ func analyzeLevel(gmp int, samples []Sample, opt Options) Level {
 			usable = append(usable, i)
 		}
 	}
+	// The low-load latency is the lowest rate's, even when that cell was
+	// generator-bound: a late generator only adds its lag to the latency
+	// (which is measured from the intended send time), making the p99
+	// rule more lenient, never stricter; a higher, overloaded rate would
+	// make the rule meaningless.
+	if len(l.Cells) > 0 {
+		l.LowLoadP50, l.LowLoadP99 = l.Cells[0].P50, l.Cells[0].P99
+	}
 	if len(usable) == 0 {
 		return l
 	}
-	low := l.Cells[usable[0]]
-	l.LowLoadP50, l.LowLoadP99 = low.P50, low.P99
 
 	kneeAt := -1
 	broken := false
@@ -467,7 +474,7 @@ func notes(levels []Level) []string {
 			out = append(out, fmt.Sprintf("GOMAXPROCS %d served every usable rate: its ceiling (%.0f req/s) is a lower bound", l.GOMAXPROCS, l.Ceiling))
 		}
 		if l.Knee == 0 && l.Ceiling > 0 {
-			out = append(out, fmt.Sprintf("GOMAXPROCS %d did not serve even the lowest rate: no knee", l.GOMAXPROCS))
+			out = append(out, fmt.Sprintf("GOMAXPROCS %d did not serve its lowest usable rate: no knee", l.GOMAXPROCS))
 		}
 	}
 	return out

@@ -232,3 +232,21 @@ func TestCeilingUsesSustainedThroughput(t *testing.T) {
 		t.Errorf("cell throughput = %v, want 98", got)
 	}
 }
+
+func TestLowLoadReferenceIgnoresGeneratorFlag(t *testing.T) {
+	// The generator lagged at the two low rates; the overloaded 200 req/s
+	// step must still be judged against the low-load p99, not against itself.
+	s := []Sample{
+		{GOMAXPROCS: 1, OfferedRate: 50, OKPerSec: 50, P50: 51 * ms, P99: 103 * ms, GeneratorBound: true},
+		{GOMAXPROCS: 1, OfferedRate: 100, OKPerSec: 100, P50: 52 * ms, P99: 63 * ms, GeneratorBound: true},
+		{GOMAXPROCS: 1, OfferedRate: 200, OKPerSec: 200, Throughput: 151, P50: 490 * ms, P99: 950 * ms},
+	}
+	a, err := Analyze(s, Options{ConcurrencyLimit: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := a.Levels[0]
+	if l.LowLoadP99 != 103*ms || l.Knee != 0 || l.Ceiling != 151 || !l.Saturated {
+		t.Errorf("low p99 %v knee %v ceiling %v saturated %v; want 103ms, none, 151, true", l.LowLoadP99, l.Knee, l.Ceiling, l.Saturated)
+	}
+}

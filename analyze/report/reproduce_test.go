@@ -1,0 +1,175 @@
+package report
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/schedscope/schedscope/analyze/capacity"
+	"github.com/schedscope/schedscope/collect/load"
+	"github.com/schedscope/schedscope/collect/sweep"
+	"github.com/schedscope/schedscope/fixtures"
+)
+
+// The test binary doubles as the fixture server: a sweep starts it as a
+// fresh target process per GOMAXPROCS value, with REPORT_TEST_FIXTURE set to
+// "ADDR MODEL WORKERS", and it serves until SIGTERM.
+func TestMain(m *testing.M) {
+	if spec := os.Getenv("REPORT_TEST_FIXTURE"); spec != "" {
+		if err := serveFixture(spec); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		return
+	}
+	goleak.VerifyTestMain(m)
+}
+
+func serveFixture(spec string) error {
+	f := strings.Fields(spec)
+	if len(f) != 3 {
+		return fmt.Errorf("REPORT_TEST_FIXTURE %q: want ADDR MODEL WORKERS", spec)
+	}
+	cfg := fixtures.DefaultConfig()
+	cfg.Addr, cfg.Model = f[0], fixtures.Model(f[1])
+	workers, err := strconv.Atoi(f[2])
+	if err != nil {
+		return err
+	}
+	cfg.Workers = workers
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	srv, err := fixtures.Start(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	<-ctx.Done()
+	sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	return srv.Shutdown(sctx)
+}
+
+// sweepFixture runs a real sweep (fresh fixture process per GOMAXPROCS
+// value, real open-model load over loopback) and returns its analysis.
+func sweepFixture(t *testing.T, model string, workers int, path string, rates []float64) *SweepReport {
+	t.Helper()
+	addr, err := sweep.FreeLoopbackAddr()
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("REPORT_TEST_FIXTURE", fmt.Sprintf("%s %s %d", addr, model, workers))
+	limit := 0
+	if model != "goroutine" {
+		limit = workers
+	}
+	dir := t.TempDir()
+	var lines []string
+	_, err = sweep.Run(context.Background(), sweep.Config{
+		Argv: []string{exe}, URL: "http://" + addr + path, Model: model, Scenario: strings.Trim(path[:strings.IndexAny(path+"?", "?")], "/"),
+		ConcurrencyLimit: limit,
+		GOMAXPROCS:       []int{1, 2}, Rates: rates, Iterations: 1,
+		Warmup: 500 * time.Millisecond, Duration: 2 * time.Second, Pause: 200 * time.Millisecond,
+		Dir:    dir,
+		Loader: sweep.LoadGenerator(load.Config{Timeout: 2 * time.Second}),
+		Progress: func(e sweep.Event) {
+			if l := sweep.FormatEvent(e); l != "" {
+				lines = append(lines, l)
+			}
+		},
+	})
+	t.Log("\n" + strings.Join(lines, "\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := WriteSweep(dir, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func levels(t *testing.T, a capacity.Analysis) (one, two capacity.Level) {
+	t.Helper()
+	if len(a.Levels) != 2 || a.Levels[0].GOMAXPROCS != 1 || a.Levels[1].GOMAXPROCS != 2 {
+		t.Fatalf("levels = %+v, want GOMAXPROCS 1 and 2", a.Levels)
+	}
+	return a.Levels[0], a.Levels[1]
+}
+
+// TestReproduceSleepPoolIsFlatAtLittlesLaw: a pool of 4 workers in front of
+// 20 ms sleeps can serve at most 4 / 0.02 s = 200 req/s whatever GOMAXPROCS
+// is. Offered 50 (served) and 400 req/s (twice the ceiling), the sustained
+// 2xx/s must sit near the Little's-law prediction at both GOMAXPROCS 1 and 2,
+// and the report must say so.
+func TestReproduceSleepPoolIsFlatAtLittlesLaw(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real target processes and drives load for ~15 s")
+	}
+	r := sweepFixture(t, "pool", 4, "/sleep?ms=20", []float64{50, 400})
+	one, two := levels(t, r.Analysis)
+	for _, l := range []capacity.Level{one, two} {
+		if !l.Saturated {
+			t.Errorf("GOMAXPROCS %d: 400 req/s was served; a pool of 4 x 20 ms cannot", l.GOMAXPROCS)
+		}
+		// The prediction uses the measured low-load latency (20 ms sleep
+		// plus overhead); the window's first latency has no completions, and
+		// the 2 shared cores add noise, so allow 25 %.
+		if ratio := l.Ceiling / l.LittlePrediction; ratio < 0.75 || ratio > 1.1 {
+			t.Errorf("GOMAXPROCS %d: ceiling %.0f req/s is %.2fx the Little's-law prediction %.0f", l.GOMAXPROCS, l.Ceiling, ratio, l.LittlePrediction)
+		}
+	}
+	if ratio := two.Ceiling / one.Ceiling; ratio < 0.85 || ratio > 1.15 {
+		t.Errorf("ceiling went from %.0f to %.0f req/s (%.2fx) with GOMAXPROCS 1 -> 2; the sleep scenario must be flat", one.Ceiling, two.Ceiling, ratio)
+	}
+	b, err := os.ReadFile(filepath.Join(r.Sweep.Dir, ReportFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "GOMAXPROCS 1: Little's law predicts 4 in service / ") {
+		t.Errorf("the report does not state the Little's-law prediction:\n%s", b)
+	}
+	t.Logf("ceilings %.0f and %.0f req/s; Little's law %.0f and %.0f", one.Ceiling, two.Ceiling, one.LittlePrediction, two.LittlePrediction)
+}
+
+// TestReproduceCPUScalesWithGOMAXPROCS: each request burns a fixed number of
+// SHA-256 rounds (about 5 ms of CPU here, not wall-clock time), so one P
+// serves about 200 req/s and two about twice that. Offered 40 and 600 req/s,
+// the sustained 2xx/s must grow by more than 1.4x from GOMAXPROCS 1 to 2.
+//
+// The assertion is deliberately loose: this machine has only 2 cores, shared
+// by the target, the load generator (in this -race test binary) and other
+// engineers' builds, so GOMAXPROCS 2 never gets two whole cores. The rates
+// are modest to leave the generator little CPU to take.
+func TestReproduceCPUScalesWithGOMAXPROCS(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts real target processes and drives load for ~15 s")
+	}
+	r := sweepFixture(t, "goroutine", 1, "/cpu?rounds=60000", []float64{40, 600})
+	one, two := levels(t, r.Analysis)
+	if !one.Saturated {
+		t.Fatalf("GOMAXPROCS 1 served 600 req/s of 5 ms CPU requests: the ladder never reached the ceiling")
+	}
+	if ratio := two.Ceiling / one.Ceiling; ratio < 1.4 {
+		t.Errorf("ceiling went from %.0f to %.0f req/s (%.2fx) with GOMAXPROCS 1 -> 2; CPU work must scale (> 1.4x)", one.Ceiling, two.Ceiling, ratio)
+	}
+	if k := r.Analysis.Scaling.Kind; k != capacity.CPUBound && k != capacity.Partial {
+		t.Errorf("scaling = %s (%s), want cpu-bound or partial", k, r.Analysis.Scaling.Reason)
+	}
+	if one.BusyPs < 0.5 {
+		t.Errorf("GOMAXPROCS 1 kept %.2f Ps busy at its ceiling; CPU-bound work should keep most of its one P busy", one.BusyPs)
+	}
+	t.Logf("ceilings %.0f and %.0f req/s (%.2fx); busy Ps %.2f and %.2f; %s", one.Ceiling, two.Ceiling, two.Ceiling/one.Ceiling, one.BusyPs, two.BusyPs, r.Analysis.Scaling.Reason)
+}
