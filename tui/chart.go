@@ -3,12 +3,13 @@ package tui
 import (
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	"charm.land/lipgloss/v2"
 	"github.com/NimbleMarkets/ntcharts/v2/canvas"
 	"github.com/NimbleMarkets/ntcharts/v2/canvas/graph"
-	"github.com/NimbleMarkets/ntcharts/v2/linechart"
+	"github.com/NimbleMarkets/ntcharts/v2/canvas/runes"
 )
 
 // point is one sample of a time series: X in seconds since the run started.
@@ -39,10 +40,12 @@ func appendPoint(pts []point, p point) []point {
 	return append(pts, p)
 }
 
-// renderChart draws the series as braille lines on a w x h linechart whose
-// y axis starts at 0; yLabel formats y values. Stage boundaries (x values)
-// are marked with a dotted vertical line. It builds a fresh ntcharts model on
-// every call, so the dashboard model stays a plain value.
+// renderChart draws the series as braille lines on a w x h chart whose y
+// axis starts at 0; yLabel formats y values. Stage boundaries (x values) are
+// marked with a dotted vertical line. The plot is ntcharts' braille grid; the
+// axes are drawn here, and each row is styled in runs of one series, because
+// styling cell by cell (an ntcharts canvas's View) cost most of a frame.
+// It keeps no state, so the dashboard model stays a plain value.
 func renderChart(w, h int, yLabel func(float64) string, stages []float64, ss ...series) string {
 	if w < 12 || h < 4 {
 		return ""
@@ -65,31 +68,46 @@ func renderChart(w, h int, yLabel func(float64) string, stages []float64, ss ...
 	if maxY <= 0 {
 		maxY = 1
 	}
-	axis := lipgloss.NewStyle().Foreground(lipgloss.Color("#6C6C6C"))
-	lc := linechart.New(w, h, minX, maxX, 0, maxY,
-		linechart.WithXYSteps(max(1, (w-8)/6), max(1, (h-2)/3)),
-		linechart.WithStyles(axis, axis, lipgloss.NewStyle()),
-		linechart.WithXLabelFormatter(func(_ int, v float64) string {
-			return strconv.Itoa(int(math.Round(v))) + "s"
-		}),
-		linechart.WithYLabelFormatter(func(_ int, v float64) string { return yLabel(v) }),
-	)
-	lc.DrawXYAxisAndLabel()
-	gw, gh := lc.GraphWidth(), lc.GraphHeight()
-	if gw < 2 || gh < 1 {
-		return lc.View()
+
+	// Y ticks at round fractions of the nice maximum.
+	gh := h - 2
+	n := 4
+	if m := maxY / math.Pow(10, math.Floor(math.Log10(maxY))); m == 2.5 || m == 5 || m == 10 {
+		n = 5
 	}
-	start := canvas.Point{X: lc.Origin().X + 1, Y: 0}
+	labels := make(map[int]string)
+	lw := 0
+	for k := 1; k <= n; k++ {
+		v := maxY * float64(k) / float64(n)
+		row := int(math.Round((1 - v/maxY) * float64(gh-1)))
+		if _, taken := labels[row]; taken {
+			continue
+		}
+		labels[row] = yLabel(v)
+		lw = max(lw, len([]rune(labels[row])))
+	}
+	gw := w - lw - 1
+	if gw < 4 {
+		return ""
+	}
+
+	// owner records which series drew each cell: -1 none, -2 a stage mark.
+	const none, stageMark = int8(-1), int8(-2)
+	cells := make([]rune, gw*gh)
+	owner := make([]int8, gw*gh)
+	for i := range cells {
+		cells[i], owner[i] = ' ', none
+	}
 	for _, x := range stages {
 		if x <= minX || x > maxX {
 			continue
 		}
-		col := start.X + int(math.Round((x-minX)/(maxX-minX)*float64(gw-1)))
+		col := int(math.Round((x - minX) / (maxX - minX) * float64(gw-1)))
 		for y := 0; y < gh; y++ {
-			lc.Canvas.SetCell(canvas.Point{X: col, Y: y}, canvas.NewCellWithStyle('┊', axis))
+			cells[y*gw+col], owner[y*gw+col] = '┊', stageMark
 		}
 	}
-	for _, s := range ss {
+	for si, s := range ss {
 		if len(s.points) == 0 {
 			continue
 		}
@@ -103,9 +121,89 @@ func renderChart(w, h int, yLabel func(float64) string, stages []float64, ss ...
 			}
 			prev = cur
 		}
-		graph.DrawBraillePatterns(&lc.Canvas, start, grid.BraillePatterns(), s.style)
+		for y, row := range grid.BraillePatterns() {
+			for x, r := range row {
+				if r == runes.BrailleBlockOffset || y >= gh || x >= gw {
+					continue
+				}
+				i := y*gw + x
+				if owner[i] >= 0 {
+					r = runes.CombineBraillePatterns(cells[i], r)
+				}
+				cells[i], owner[i] = r, int8(si)
+			}
+		}
 	}
-	return lc.View()
+
+	axis := lipgloss.NewStyle().Foreground(lipgloss.Color("#6C6C6C"))
+	axisPaint := newPaint(axis)
+	paints := make([]paint, len(ss))
+	for i, s := range ss {
+		paints[i] = newPaint(s.style)
+	}
+	var b strings.Builder
+	for y := 0; y < gh; y++ {
+		tick := "│"
+		if _, ok := labels[y]; ok {
+			tick = "┤"
+		}
+		axisPaint.write(&b, padLeft(labels[y], lw)+tick)
+		var run strings.Builder
+		class := none
+		flush := func() {
+			switch {
+			case run.Len() == 0:
+			case class == stageMark:
+				axisPaint.write(&b, run.String())
+			case class >= 0:
+				paints[class].write(&b, run.String())
+			default:
+				b.WriteString(run.String())
+			}
+			run.Reset()
+		}
+		for x := 0; x < gw; x++ {
+			if c := owner[y*gw+x]; c != class {
+				flush()
+				class = c
+			}
+			run.WriteRune(cells[y*gw+x])
+		}
+		flush()
+		b.WriteByte('\n')
+	}
+	b.WriteString(axis.Render(padLeft(yLabel(0), lw) + "└" + strings.Repeat("─", gw)))
+	b.WriteByte('\n')
+	xl := []rune(strings.Repeat(" ", lw+1+gw))
+	next := 0
+	for col := 0; col < gw; col += max(8, gw/6) {
+		v := minX + float64(col)/float64(gw-1)*(maxX-minX)
+		l := []rune(strconv.Itoa(int(math.Round(v))) + "s")
+		at := lw + 1 + col
+		if at < next || at+len(l) > len(xl) {
+			continue
+		}
+		copy(xl[at:], l)
+		next = at + len(l) + 1
+	}
+	b.WriteString(axis.Render(strings.TrimRight(string(xl), " ")))
+	return b.String()
+}
+
+// paint is a style reduced to the escape codes around its text, for text
+// known to be one line without escapes: writing it skips lipgloss's width
+// and wrapping work, which dominated the chart's cost.
+type paint struct{ pre, post string }
+
+func newPaint(s lipgloss.Style) paint {
+	pre, post, _ := strings.Cut(s.Render("x"), "x")
+	return paint{pre, post}
+}
+
+func (p paint) write(b *strings.Builder, text string) {
+	b.WriteString(p.pre)
+	b.WriteString(text)
+	b.WriteString(p.post)
 }
 
 // niceCeil rounds v up to 1, 2 or 5 times a power of ten.
