@@ -1,0 +1,414 @@
+package collect
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/schedscope/schedscope/analyze"
+	"github.com/schedscope/schedscope/collect/load"
+)
+
+// Capture timing margins.
+const (
+	// minFgprofPiece is the shortest fgprof piece worth taking.
+	minFgprofPiece = 300 * time.Millisecond
+	// endMargin is how long before the last steady phase's end the end
+	// profiles are taken, so they fall inside it.
+	endMargin = 200 * time.Millisecond
+	// finishTimeout bounds the captures taken after the load ended.
+	finishTimeout = 20 * time.Second
+)
+
+// profileNames are the instant profiles a run takes.
+var (
+	cumulativeProfiles = []string{"block", "mutex"}
+	endProfiles        = []string{"block", "mutex", "goroutine", "threadcreate"}
+)
+
+// captureLoop is the capturer: it waits for the last steady phase, then
+// takes the start profiles, fgprof pieces, the trace window (or the
+// flight-recorder snapshot when asked) and the end profiles, serving
+// TraceNow requests and the snapshot trigger in between. Captures run one
+// at a time, as the agent requires. It returns when the load is done and
+// the final captures are taken.
+func (st *runState) captureLoop(ctx context.Context) {
+	defer close(st.r.done)
+	defer st.finishCaptures(ctx)
+	if st.client.source == SourceNone {
+		select {
+		case <-st.loadDone:
+		case <-ctx.Done():
+		}
+		return
+	}
+	var p load.Progress
+	for found := false; !found; {
+		select {
+		case p = <-st.progress:
+			found = p.Kind == load.Steady && p.Step == st.steadySteps-1
+		case cond := <-st.snapshotTrigger:
+			st.snapshot(ctx, "condition "+cond+" held")
+		case req := <-st.r.reqs:
+			st.serveTraceNow(ctx, req)
+		case <-st.loadDone:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+	now := time.Now()
+	phaseStart := now.Add(-p.Elapsed)
+	phaseEnd := phaseStart.Add(p.Total)
+	st.takeProfiles(ctx, cumulativeProfiles, &st.profStart)
+
+	if st.r.cfg.SnapshotWhen == "" {
+		win := min(st.r.cfg.TraceWindow, p.Total)
+		traceStart := phaseStart.Add(time.Duration(st.r.cfg.TraceAt*float64(p.Total)) - win/2)
+		if traceStart.Add(win).After(phaseEnd) {
+			traceStart = phaseEnd.Add(-win)
+		}
+		if traceStart.Before(time.Now()) {
+			traceStart = time.Now()
+		}
+		if !st.fgprofUntil(ctx, traceStart) || !st.idle(ctx, traceStart) {
+			return
+		}
+		st.traceWindow(ctx, TraceFile, win, "window")
+	}
+	if !st.fgprofUntil(ctx, phaseEnd.Add(-endMargin-100*time.Millisecond)) || !st.idle(ctx, phaseEnd.Add(-endMargin)) {
+		return
+	}
+	st.takeProfiles(ctx, endProfiles, &st.profEnd)
+	// Serve requests until the load is done.
+	st.idle(ctx, time.Time{})
+}
+
+// idle waits until t (forever when t is zero) serving TraceNow requests and
+// the snapshot trigger; it returns false when the load ended or ctx is done.
+func (st *runState) idle(ctx context.Context, t time.Time) bool {
+	var timer <-chan time.Time
+	if !t.IsZero() {
+		d := time.Until(t)
+		if d <= 0 {
+			return true
+		}
+		tm := time.NewTimer(d)
+		defer tm.Stop()
+		timer = tm.C
+	}
+	for {
+		select {
+		case <-timer:
+			return true
+		case cond := <-st.snapshotTrigger:
+			st.snapshot(ctx, "condition "+cond+" held")
+		case req := <-st.r.reqs:
+			st.serveTraceNow(ctx, req)
+		case <-st.progress: // only the capturer's wait for the last phase needs it
+		case <-st.loadDone:
+			return false
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+// fgprofUntil takes fgprof pieces until t, the agent's capture slot
+// allowing; a snapshot trigger or a TraceNow request cuts the running piece
+// (its samples are lost), is served, and a new piece starts. It returns
+// false when the load ended or ctx is done.
+func (st *runState) fgprofUntil(ctx context.Context, t time.Time) bool {
+	if st.client.source != SourceAgent {
+		return true
+	}
+	for time.Until(t) >= minFgprofPiece {
+		d := time.Until(t)
+		pieceCtx, cancel := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		var buf bytes.Buffer
+		go func() {
+			done <- st.client.fetch(pieceCtx, st.client.long, http.MethodGet, "fgprof?seconds="+secs(d), &buf)
+		}()
+		st.setCapture(fmt.Sprintf("fgprof %.1fs", d.Seconds()))
+		var interrupt func()
+		select {
+		case err := <-done:
+			cancel()
+			st.setCapture("")
+			if err != nil {
+				st.rd.missing("part of the fgprof profile", err)
+				return st.idle(ctx, t)
+			}
+			st.fgprofPieces = append(st.fgprofPieces, buf.Bytes())
+			continue
+		case cond := <-st.snapshotTrigger:
+			interrupt = func() { st.snapshot(ctx, "condition "+cond+" held") }
+		case req := <-st.r.reqs:
+			interrupt = func() { st.serveTraceNow(ctx, req) }
+		case <-st.loadDone:
+		case <-ctx.Done():
+		}
+		cancel()
+		<-done
+		st.setCapture("")
+		if interrupt == nil {
+			return false
+		}
+		interrupt()
+	}
+	return true
+}
+
+func (st *runState) setCapture(s string) {
+	st.mu.Lock()
+	st.capture = s
+	st.mu.Unlock()
+}
+
+// loadClock is t on the load's clock, in seconds.
+func (st *runState) loadClock(t time.Time) float64 {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.loadStart.IsZero() {
+		return 0
+	}
+	return t.Sub(st.loadStart).Seconds()
+}
+
+// traceWindow streams a trace window of win into name, as it arrives.
+func (st *runState) traceWindow(ctx context.Context, name string, win time.Duration, kind string) error {
+	start := time.Now()
+	st.setCapture(fmt.Sprintf("trace window %.1f-%.1f s", st.loadClock(start), st.loadClock(start.Add(win))))
+	defer st.setCapture("")
+	err := st.stream(ctx, name, st.client.tracePath(win))
+	var hs *errHTTPStatus
+	if errors.As(err, &hs) && hs.code == http.StatusTooManyRequests {
+		// Another capture (not ours) holds the agent: try once more.
+		time.Sleep(time.Second)
+		start = time.Now()
+		err = st.stream(ctx, name, st.client.tracePath(win))
+	}
+	if name == TraceFile {
+		st.traceCapture, st.traceStartS, st.traceEndS = kind, st.loadClock(start), st.loadClock(time.Now())
+		if kind == "window" {
+			st.traceReason = fmt.Sprintf("window of %v at %.0f%% of the last steady phase", win, 100*st.r.cfg.TraceAt)
+		}
+	}
+	if err != nil {
+		st.rd.missing("execution trace "+name, err)
+	}
+	return err
+}
+
+// snapshot writes the trace the run keeps when SnapshotWhen is set: the
+// flight recorder's window, or a trace window from now when the target has
+// no flight recorder. Only the first call captures.
+func (st *runState) snapshot(ctx context.Context, reason string) {
+	if st.traceCapture != "" || st.r.cfg.SnapshotWhen == "" {
+		return
+	}
+	st.mu.Lock()
+	st.notes = append(st.notes, "taking the snapshot: "+reason)
+	st.mu.Unlock()
+	idx := st.client.index
+	if st.client.source != SourceAgent || idx == nil || idx.FlightRecorder != "on" {
+		st.traceWindow(ctx, TraceFile, st.r.cfg.TraceWindow, "window")
+		st.traceReason = reason + "; no flight recorder, so a window from then"
+		return
+	}
+	st.setCapture("flight-recorder snapshot")
+	defer st.setCapture("")
+	err := st.stream(ctx, TraceFile, "flightrecorder")
+	st.traceCapture, st.traceReason, st.traceEndS = "flight-recorder", reason, st.loadClock(time.Now())
+	if err != nil {
+		st.rd.missing("flight-recorder snapshot", err)
+	}
+}
+
+// serveTraceNow takes an extra trace window for Runner.TraceNow.
+func (st *runState) serveTraceNow(ctx context.Context, req captureReq) {
+	name := fmt.Sprintf("trace-%.0fs.out", st.loadClock(time.Now()))
+	err := st.traceWindow(ctx, name, st.r.cfg.TraceWindow, "extra")
+	if err == nil {
+		st.extraTraces = append(st.extraTraces, name)
+	}
+	req.reply <- captureReply{path: st.rd.path(name), err: err}
+}
+
+// stream writes base+path into the run directory's file name as it
+// arrives, and records it in the manifest.
+func (st *runState) stream(ctx context.Context, name, path string) error {
+	f, err := os.Create(st.rd.path(name))
+	if err != nil {
+		return fmt.Errorf("run directory: %w", err)
+	}
+	err = st.client.fetch(ctx, st.client.long, http.MethodGet, path, f)
+	if cerr := f.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("run directory: %w", cerr)
+	}
+	if fi, serr := os.Stat(st.rd.path(name)); serr == nil && fi.Size() == 0 {
+		os.Remove(st.rd.path(name))
+		return err
+	}
+	st.rd.recordFile(name, "Go execution trace (go tool trace / schedscope analyze)")
+	return err
+}
+
+// takeProfiles fetches instant profiles into *into.
+func (st *runState) takeProfiles(ctx context.Context, names []string, into *map[string][]byte) {
+	if *into == nil {
+		*into = map[string][]byte{}
+	}
+	for _, name := range names {
+		if _, done := (*into)[name]; done {
+			continue
+		}
+		b, err := st.client.get(ctx, st.client.http, st.client.profilePath(name))
+		if err != nil {
+			continue // finishCaptures retries the end set; writeProfiles reports what is missing
+		}
+		(*into)[name] = b
+	}
+}
+
+// finishCaptures runs when the load is over (or the run was cut): it takes
+// the end profiles not taken yet and, in snapshot mode, the snapshot that
+// has not happened, each bounded on its own so an interrupted run still
+// gets them when the target is alive.
+func (st *runState) finishCaptures(ctx context.Context) {
+	if st.client.source == SourceNone {
+		return
+	}
+	fin, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
+	defer cancel()
+	st.takeProfiles(fin, endProfiles, &st.profEnd)
+	if st.r.cfg.SnapshotWhen != "" && st.traceCapture == "" {
+		reason := "end of the load"
+		if c := st.r.cond; c != nil {
+			reason = "end of the load: condition " + c.String() + " never held"
+		}
+		st.snapshot(fin, reason)
+	}
+}
+
+func secs(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', 3, 64) }
+
+// writeProfiles turns the captured profiles into *.pb.gz files and summaries.
+func (st *runState) writeProfiles(ctx context.Context, an *Analysis) {
+	if st.client.source == SourceNone {
+		return
+	}
+	window := "at the end of the last steady phase"
+	parse := func(b []byte) *profile.Profile {
+		if b == nil {
+			return nil
+		}
+		p, err := profile.ParseData(b)
+		if err != nil {
+			return nil
+		}
+		return p
+	}
+	for _, name := range endProfiles {
+		end := parse(st.profEnd[name])
+		if end == nil {
+			st.rd.missing(name+" profile", errors.New("not captured (target unreachable, or the run ended first)"))
+			continue
+		}
+		p, w := end, window
+		if start := parse(st.profStart[name]); start != nil && (name == "block" || name == "mutex") {
+			if d, err := deltaProfile(start, end); err == nil {
+				p, w = d, "delta over the last steady phase"
+			}
+		} else if name == "block" || name == "mutex" {
+			w = "cumulative since the target started (no start snapshot)"
+		}
+		file := ProfileFile(name)
+		b, err := encodeProfile(p)
+		if err == nil {
+			err = st.rd.writeFile(file, func(wr io.Writer) error { _, err := wr.Write(b); return err })
+		}
+		if err != nil {
+			st.rd.missing(name+" profile", err)
+			continue
+		}
+		st.rd.recordFile(file, name+" profile, "+w+" (go tool pprof)")
+		if name == "threadcreate" {
+			continue // its stacks are broken (golang/go#6104); only its count matters
+		}
+		s := summarize(name, file, w, p, false)
+		if s.Total == 0 && (name == "block" || name == "mutex") {
+			s.Note = "empty: the target did not enable it (runtime.SetBlockProfileRate / SetMutexProfileFraction, or the agent's BlockProfileRate / MutexProfileFraction options)"
+		}
+		an.Profiles = append(an.Profiles, s)
+	}
+	if st.client.source != SourceAgent {
+		return
+	}
+	var pieces []*profile.Profile
+	for _, b := range st.fgprofPieces {
+		if p := parse(b); p != nil {
+			pieces = append(pieces, p)
+		}
+	}
+	if len(pieces) == 0 {
+		st.rd.missing("fgprof profile", errors.New("no fgprof piece was captured (the steady phase was too short, or the run ended first)"))
+		return
+	}
+	merged, err := profile.Merge(pieces)
+	if err != nil {
+		st.rd.missing("fgprof profile", fmt.Errorf("merging %d pieces: %w", len(pieces), err))
+		return
+	}
+	b, err := encodeProfile(merged)
+	if err == nil {
+		err = st.rd.writeFile(ProfileFile("fgprof"), func(wr io.Writer) error { _, err := wr.Write(b); return err })
+	}
+	if err != nil {
+		st.rd.missing("fgprof profile", err)
+		return
+	}
+	w := "wall clock over the last steady phase, outside the trace window"
+	st.rd.recordFile(ProfileFile("fgprof"), "fgprof wall-clock profile, "+w+" (go tool pprof)")
+	an.Profiles = append(an.Profiles, summarize("fgprof", ProfileFile("fgprof"), w, merged, true))
+}
+
+// analyzeTrace runs the analyzers on trace.out.
+func (st *runState) analyzeTrace(ctx context.Context, an *Analysis) {
+	an.TraceCapture, an.TraceReason, an.TraceStartS, an.TraceEndS = st.traceCapture, st.traceReason, st.traceStartS, st.traceEndS
+	path := st.rd.path(TraceFile)
+	if _, err := os.Stat(path); err != nil {
+		an.TraceError = "no trace captured"
+		return
+	}
+	rep, err := analyze.AnalyzeFile(ctx, path, analyze.Options{})
+	an.Trace = rep
+	if err != nil {
+		an.TraceError = err.Error()
+	}
+	if rep == nil {
+		return
+	}
+	s := rep.Sched
+	an.Findings = append(an.Findings, Finding{Kind: "trace",
+		Title:   fmt.Sprintf("scheduling latency p99 %s in the trace", fmtNs(s.PercentilesNs.P99)),
+		Detail:  fmt.Sprintf("%d Runnable->Running waits totalling %s over %s of trace (max %s)", s.Count, fmtNs(s.TotalNs), fmtNs(rep.DurationNs), fmtNs(s.PercentilesNs.Max)),
+		Numbers: map[string]float64{"p99_ns": float64(s.PercentilesNs.P99), "count": float64(s.Count)}})
+	if n := len(rep.Pinned.Events); n > 0 || len(rep.Pinned.LockedGoroutines) > 0 {
+		an.Findings = append(an.Findings, Finding{Kind: "trace",
+			Title:  fmt.Sprintf("%d spans held an OS thread without running Go code for over %s", n+int(rep.Pinned.Dropped), fmtNs(rep.PinThreshNs)),
+			Detail: fmt.Sprintf("%d goroutines locked to their thread", len(rep.Pinned.LockedGoroutines))})
+	}
+}
+
+// fmtNs renders nanoseconds with a unit.
+func fmtNs(ns int64) string { return time.Duration(ns).Round(time.Microsecond).String() }

@@ -1,0 +1,710 @@
+// Package collect runs load against a target while collecting what the Go
+// scheduler did meanwhile, into a run directory: the load generator's
+// results and HDR log, the target's runtime metrics polled once a second on
+// the load's clock, an execution trace, blocking and wall-clock profiles,
+// the trace analyzers' report and the figures derived from all of them.
+//
+// Runner.Run is the entry point (`schedscope run` is a thin wrapper). The
+// in-target agent lives in collect/agent (its own module); the load
+// generator in collect/load.
+package collect
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/schedscope/schedscope/collect/agent"
+	"github.com/schedscope/schedscope/collect/load"
+	"github.com/schedscope/schedscope/collect/sweep"
+)
+
+// Defaults applied to zero fields of Config.
+const (
+	DefaultTraceAt      = 0.5
+	DefaultTraceWindow  = 5 * time.Second
+	DefaultPollEvery    = time.Second
+	DefaultReadyTimeout = 30 * time.Second
+	// MaxTraceWindow bounds Config.TraceWindow.
+	MaxTraceWindow = 60 * time.Second
+)
+
+// Config describes one run. Zero optional fields take the documented defaults.
+type Config struct {
+	// Load is the load to drive (its URL is the target). Progress and
+	// Interval must be nil: the run sets them (use Live).
+	Load load.Config
+	// Out is the run directory; it must not exist or be empty. Required.
+	Out string
+
+	// AgentURL is the agent's base URL (".../debug/schedscope/"); PprofURL
+	// a net/http/pprof base (".../debug/pprof/") for targets without the
+	// agent. When both are empty the run looks for either on the target's
+	// host, and runs with the load and /proc only when neither answers.
+	AgentURL, PprofURL string
+	// Token is sent as a bearer token to the agent or pprof endpoints.
+	Token string
+
+	// TraceAt places the trace window's middle in the last steady phase, as
+	// a fraction of it (0.5: the middle). Zero means DefaultTraceAt.
+	TraceAt float64
+	// TraceWindow is the trace window's length. Zero means DefaultTraceWindow.
+	TraceWindow time.Duration
+	// SnapshotWhen, when set, replaces the trace window by a flight-recorder
+	// snapshot: "end" takes it when the load ends; a condition (see
+	// ParseCondition) takes it the first time the condition holds, or at the
+	// end if it never does.
+	SnapshotWhen string
+
+	// PID is the target's process ID when it runs on this machine: its CPU
+	// and RSS are read from /proc. Command, instead, is a shell command that
+	// starts the target: the run starts it, waits until Load.URL answers
+	// (ReadyTimeout), reads its process group from /proc, and stops it at the
+	// end (SIGTERM, then SIGKILL). At most one of them.
+	PID     int
+	Command string
+	// CommandLog receives the started target's stdout and stderr; nil discards them.
+	CommandLog io.Writer
+	// ReadyTimeout bounds the wait for a started target. Zero means DefaultReadyTimeout.
+	ReadyTimeout time.Duration
+
+	// PollEvery is the polling period. Zero means DefaultPollEvery (1 Hz).
+	PollEvery time.Duration
+
+	// Args is the command line, recorded in the manifest.
+	Args []string
+
+	// Live, when set, receives a Live value with every load progress
+	// snapshot and after every poll, from the run's goroutines (never two at
+	// once). It must return quickly. It is not called after Run returns.
+	Live func(Live)
+}
+
+// Outcome is what a run produced. After an interrupted run it holds what
+// was measured until then.
+type Outcome struct {
+	Dir      string
+	Manifest Manifest
+	Result   *load.Result
+	Analysis *Analysis
+	// Summary is summary.txt's text.
+	Summary string
+}
+
+// Runner is one run. Create it with NewRunner, call Run once; Stop and
+// TraceNow may be called from other goroutines while Run runs.
+type Runner struct {
+	cfg  Config
+	cond *Condition
+
+	mu        sync.Mutex
+	stop      context.CancelCauseFunc // set while Run runs
+	stopEarly bool                    // Stop came before Run set stop
+	reqs      chan captureReq
+	done      chan struct{} // closed when the run's capturer has stopped
+}
+
+// errStopped is the cause of a run stopped by Runner.Stop.
+var errStopped = errors.New("stopped before the end of the plan")
+
+// errTargetGone is the cause of a run whose target stopped answering.
+var errTargetGone = errors.New("the target stopped answering")
+
+// NewRunner validates cfg and applies its defaults. Nothing starts until Run.
+func NewRunner(cfg Config) (*Runner, error) {
+	if cfg.Out == "" {
+		return nil, errors.New("run: no output directory")
+	}
+	if cfg.Load.Progress != nil || cfg.Load.Interval != nil {
+		return nil, errors.New("run: Load.Progress and Load.Interval are set by the run; use Config.Live")
+	}
+	if err := cfg.Load.Validate(); err != nil {
+		return nil, fmt.Errorf("run: %w", err)
+	}
+	if cfg.TraceAt == 0 {
+		cfg.TraceAt = DefaultTraceAt
+	}
+	if cfg.TraceAt < 0 || cfg.TraceAt > 1 {
+		return nil, fmt.Errorf("run: trace-at %g: want a fraction in (0, 1]", cfg.TraceAt)
+	}
+	if cfg.TraceWindow == 0 {
+		cfg.TraceWindow = DefaultTraceWindow
+	}
+	if cfg.TraceWindow < 100*time.Millisecond || cfg.TraceWindow > MaxTraceWindow {
+		return nil, fmt.Errorf("run: trace window %v: want 100ms to %v", cfg.TraceWindow, MaxTraceWindow)
+	}
+	if cfg.PollEvery == 0 {
+		cfg.PollEvery = DefaultPollEvery
+	}
+	if cfg.PollEvery < 100*time.Millisecond || cfg.PollEvery > time.Minute {
+		return nil, fmt.Errorf("run: poll period %v: want 100ms to 1m", cfg.PollEvery)
+	}
+	if cfg.ReadyTimeout == 0 {
+		cfg.ReadyTimeout = DefaultReadyTimeout
+	}
+	if cfg.PID != 0 && cfg.Command != "" {
+		return nil, errors.New("run: give --pid or --cmd, not both")
+	}
+	if cfg.PID < 0 {
+		return nil, fmt.Errorf("run: pid %d: must be positive", cfg.PID)
+	}
+	r := &Runner{cfg: cfg, reqs: make(chan captureReq), done: make(chan struct{})}
+	switch w := strings.TrimSpace(cfg.SnapshotWhen); w {
+	case "", "end":
+		r.cfg.SnapshotWhen = w
+	default:
+		c, err := ParseCondition(w)
+		if err != nil {
+			return nil, fmt.Errorf("run: snapshot-when: %w", err)
+		}
+		r.cond = &c
+	}
+	return r, nil
+}
+
+// Stop ends the run early, as Ctrl-C does: the load stops, what was
+// measured is written and the directory is marked interrupted.
+func (r *Runner) Stop() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.stop != nil {
+		r.stop(errStopped)
+	} else {
+		r.stopEarly = true
+	}
+}
+
+// captureReq asks the capturer for an extra trace window now.
+type captureReq struct {
+	reply chan captureReply
+}
+
+type captureReply struct {
+	path string
+	err  error
+}
+
+// TraceNow asks the running run for an extra trace window of
+// Config.TraceWindow now, written as trace-<seconds>s.out in the run
+// directory (not analyzed). It waits for the window and returns the file's
+// path; it fails when the run is not running, another capture holds the
+// target, or ctx ends.
+func (r *Runner) TraceNow(ctx context.Context) (string, error) {
+	req := captureReq{reply: make(chan captureReply, 1)}
+	select {
+	case r.reqs <- req:
+	case <-r.done:
+		return "", errors.New("the run is over")
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+	select {
+	case rep := <-req.reply:
+		return rep.path, rep.err
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+}
+
+// Run drives the load and collects into the run directory until the plan
+// ends, ctx is cancelled, Stop is called or the target stops answering. It
+// returns an error only when the run could not start (bad directory, target
+// that never answered) or a file could not be written; an interrupted run
+// returns its Outcome with Manifest.Status == StatusInterrupted and a nil
+// error.
+func (r *Runner) Run(ctx context.Context) (*Outcome, error) {
+	cfg := &r.cfg
+	rd, err := createRunDir(cfg.Out)
+	if err != nil {
+		return nil, err
+	}
+	st := &runState{r: r, rd: rd, polledAt: -1}
+	if err := rd.updateManifest(func(m *Manifest) { *m = r.initialManifest() }); err != nil {
+		return nil, err
+	}
+
+	// The target process, when local.
+	var usage func() (ProcUsage, error)
+	var proc *sweep.Process
+	switch {
+	case cfg.Command != "":
+		proc, err = sweep.Start(sweep.Target{Command: cfg.Command, Log: cfg.CommandLog})
+		if err != nil {
+			return r.failStart(rd, fmt.Errorf("starting the target: %w", err))
+		}
+		defer proc.Stop()
+		if err := sweep.WaitReady(ctx, proc, cfg.Load.URL, cfg.ReadyTimeout); err != nil {
+			return r.failStart(rd, fmt.Errorf("target %q: %w", cfg.Command, err))
+		}
+		pid := proc.PID()
+		usage = func() (ProcUsage, error) {
+			if exited, err := proc.Exited(); exited {
+				return ProcUsage{}, fmt.Errorf("the target process exited: %v", err)
+			}
+			u, err := proc.Usage()
+			return ProcUsage{CPU: u.CPU, RSS: u.RSS, Threads: u.Threads}, err
+		}
+		rd.updateManifest(func(m *Manifest) { m.Target.PID = pid })
+	case cfg.PID != 0:
+		if _, err := readProcUsage("/proc", cfg.PID); err != nil {
+			return r.failStart(rd, fmt.Errorf("--pid: %w", err))
+		}
+		usage = func() (ProcUsage, error) { return readProcUsage("/proc", cfg.PID) }
+		rd.updateManifest(func(m *Manifest) { m.Target.PID = cfg.PID })
+	}
+	st.usage = usage
+
+	client, err := discover(ctx, cfg.Load.URL, cfg.AgentURL, cfg.PprofURL, cfg.Token)
+	if err != nil {
+		return r.failStart(rd, err)
+	}
+	defer client.close()
+	st.client = client
+	if err := rd.updateManifest(func(m *Manifest) { r.describeTarget(m, client) }); err != nil {
+		return nil, err
+	}
+	r.recordMissingUpFront(rd, client, usage != nil)
+
+	hlogFile, err := rd.createAppender(HLogFile)
+	if err != nil {
+		return nil, err
+	}
+	defer hlogFile.Close()
+	metricsFile, err := rd.createAppender(MetricsFile)
+	if err != nil {
+		return nil, err
+	}
+	defer metricsFile.Close()
+	st.metrics = metricsFile
+	hl := load.NewHLog(hlogFile)
+
+	runCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	r.mu.Lock()
+	r.stop = cancel
+	if r.stopEarly {
+		cancel(errStopped)
+	}
+	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		r.stop = nil
+		r.mu.Unlock()
+	}()
+	st.cancel = cancel
+
+	lcfg := cfg.Load
+	lcfg.Progress = st.onProgress
+	lcfg.Interval = func(iv load.Interval) { _ = hl.Write(iv) } // the first error is kept; Close reports it
+	st.progress = make(chan load.Progress, 1)
+	st.snapshotTrigger = make(chan string, 1)
+	st.loadDone = make(chan struct{})
+	st.steadySteps = max(1, len(lcfg.Rates))
+	if lcfg.Users > 0 {
+		st.steadySteps = 1
+	}
+
+	st.baseline(runCtx)
+	var wg sync.WaitGroup
+	pollCtx, stopPolling := context.WithCancel(runCtx)
+	wg.Add(2)
+	go func() { defer wg.Done(); st.pollLoop(pollCtx) }()
+	go func() { defer wg.Done(); st.captureLoop(runCtx) }()
+
+	res, loadErr := load.Run(runCtx, lcfg)
+	close(st.loadDone)
+	stopPolling()
+	wg.Wait()
+	if loadErr != nil {
+		cancel(loadErr)
+	}
+
+	// Finish: every step below runs even after an interruption, bounded on
+	// its own, so the directory is consistent.
+	fin, finCancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+	defer finCancel()
+	out := &Outcome{Dir: cfg.Out, Result: res}
+	var errs []error
+	if res != nil {
+		if err := rd.writeFile(ResultsFile, func(w io.Writer) error { return load.WriteJSON(w, res) }); err != nil {
+			errs = append(errs, err)
+		} else {
+			rd.recordFile(ResultsFile, "load generator's results (load.Result)")
+		}
+		if err := hl.Close(res.Start); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", HLogFile, err))
+		}
+	}
+	if err := hlogFile.Close(); err != nil {
+		errs = append(errs, err)
+	}
+	rd.recordFile(HLogFile, "load generator's HdrHistogram interval log, latency in ns")
+	if err := metricsFile.Close(); err != nil {
+		errs = append(errs, err)
+	}
+	rd.recordFile(MetricsFile, "one poll of the target per line, t_s on the load's clock")
+
+	an := &Analysis{Schema: AnalysisSchema}
+	st.writeProfiles(fin, an)
+	st.analyzeTrace(fin, an)
+	st.mu.Lock()
+	lines, raw := st.lines, st.raw
+	st.mu.Unlock()
+	an.Phases = derivePhases(res, lines, raw)
+	an.Findings = append(findings(an.Phases, an.Profiles, res), an.Findings...)
+	out.Analysis = an
+
+	status, reason := StatusComplete, ""
+	if cause := context.Cause(runCtx); cause != nil && (res == nil || res.Interrupted || cause != context.Canceled) {
+		status, reason = StatusInterrupted, describeCause(cause)
+	} else if res != nil && res.Interrupted {
+		status, reason = StatusInterrupted, "interrupted"
+	}
+	if res == nil {
+		status = StatusInterrupted
+		if reason == "" && loadErr != nil {
+			reason = loadErr.Error()
+		}
+	}
+	if err := rd.writeJSON(AnalysisFile, an); err != nil {
+		errs = append(errs, err)
+	} else {
+		rd.recordFile(AnalysisFile, "trace analysis, profile summaries, derived figures and findings")
+	}
+	rd.updateManifest(func(m *Manifest) {
+		m.End = time.Now()
+		m.Status, m.Reason = status, reason
+	})
+	var sum bytes.Buffer
+	rd.mu.Lock()
+	manifest := rd.manifest
+	rd.mu.Unlock()
+	writeSummary(&sum, &manifest, res, an)
+	out.Summary = sum.String()
+	if err := rd.writeFile(SummaryFile, func(w io.Writer) error { _, err := w.Write(sum.Bytes()); return err }); err != nil {
+		errs = append(errs, err)
+	} else {
+		rd.recordFile(SummaryFile, "human summary")
+	}
+	if err := rd.updateManifest(func(*Manifest) {}); err != nil {
+		errs = append(errs, err)
+	}
+	rd.mu.Lock()
+	out.Manifest = rd.manifest
+	rd.mu.Unlock()
+	if loadErr != nil && res == nil {
+		errs = append(errs, loadErr)
+	}
+	return out, errors.Join(errs...)
+}
+
+func describeCause(cause error) string {
+	switch {
+	case errors.Is(cause, errStopped):
+		return "stopped before the end of the plan"
+	case errors.Is(cause, errTargetGone):
+		return cause.Error()
+	case errors.Is(cause, context.Canceled):
+		return "interrupted (Ctrl-C or SIGTERM)"
+	case errors.Is(cause, context.DeadlineExceeded):
+		return "deadline exceeded"
+	}
+	return cause.Error()
+}
+
+// failStart marks the directory interrupted with err and returns err.
+func (r *Runner) failStart(rd *rundir, err error) (*Outcome, error) {
+	rd.updateManifest(func(m *Manifest) {
+		m.End = time.Now()
+		m.Status, m.Reason = StatusInterrupted, err.Error()
+	})
+	return nil, err
+}
+
+func (r *Runner) initialManifest() Manifest {
+	cfg := &r.cfg
+	m := Manifest{
+		Schema: ManifestSchema, Tool: "schedscope", Version: moduleVersion(), GoVersion: runtime.Version(),
+		Args: cfg.Args,
+		Config: ManifestConfig{TargetURL: cfg.Load.URL, AgentURL: cfg.AgentURL, PprofURL: cfg.PprofURL,
+			TraceAt: cfg.TraceAt, TraceWindowS: cfg.TraceWindow.Seconds(), SnapshotWhen: cfg.SnapshotWhen,
+			PID: cfg.PID, Command: cfg.Command, PollEveryS: cfg.PollEvery.Seconds()},
+		Generator: ProcessInfo{PID: os.Getpid(), GOMAXPROCS: runtime.GOMAXPROCS(0), GoVersion: runtime.Version()},
+		Start:     time.Now(),
+		Status:    StatusRunning,
+		Files:     []FileEntry{},
+	}
+	sm := sweep.DescribeMachine()
+	m.Machine = Machine{CPUs: sm.CPUs, CPUModel: sm.CPUModel, Kernel: sm.Kernel, GOOS: sm.GOOS, GOARCH: sm.GOARCH, LoadAverage: sm.LoadAverage}
+	return m
+}
+
+func (r *Runner) describeTarget(m *Manifest, c *targetClient) {
+	m.Target.Source = c.source
+	switch c.source {
+	case SourceAgent:
+		m.Config.AgentURL = c.base
+		if idx := c.index; idx != nil {
+			m.Target.GoVersion, m.Target.GOMAXPROCS, m.Target.NumCPU = idx.GoVersion, idx.GOMAXPROCS, idx.NumCPU
+			m.Target.FlightRecorder, m.Target.Pools = idx.FlightRecorder, idx.Pools
+		}
+	case SourcePprof:
+		m.Config.PprofURL = c.base
+	}
+}
+
+// recordMissingUpFront notes in the manifest what this target cannot give.
+func (r *Runner) recordMissingUpFront(rd *rundir, c *targetClient, local bool) {
+	switch c.source {
+	case SourcePprof:
+		rd.missing("runtime metrics (goroutines by state, sched latencies, GC pauses, GOMAXPROCS), pools, fgprof, flight recorder",
+			errors.New("the target has net/http/pprof but not schedscope's agent: goroutine and thread counts come from the goroutine and threadcreate profiles, the trace from /debug/pprof/trace"))
+	case SourceNone:
+		rd.missing("runtime metrics, pools, trace, profiles",
+			errors.New("neither schedscope's agent nor net/http/pprof answered on the target's host"))
+	}
+	if !local {
+		rd.missing("target CPU and RSS from /proc", errors.New("the target is not local (no --pid or --cmd); CPU per request is the runtime's estimate, without kernel time"))
+	}
+	if c.source == SourceAgent && c.index != nil && c.index.FlightRecorder != "on" && r.cfg.SnapshotWhen != "" {
+		rd.missing("flight-recorder snapshot", fmt.Errorf("the agent's flight recorder is %q; a trace window is taken instead", c.index.FlightRecorder))
+	}
+}
+
+func moduleVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	return "(devel)"
+}
+
+// runState is the shared state of one Run's goroutines.
+type runState struct {
+	r       *Runner
+	rd      *rundir
+	client  *targetClient
+	usage   func() (ProcUsage, error)
+	metrics *appender
+	cancel  context.CancelCauseFunc
+
+	progress    chan load.Progress // latest progress for the capturer (replace-latest)
+	loadDone    chan struct{}
+	steadySteps int
+
+	emitLock sync.Mutex // serializes Live callbacks
+
+	mu        sync.Mutex
+	loadStart time.Time // zero until the first progress
+	last      load.Progress
+	hasLast   bool
+	completed map[int]int64 // per plan phase, the latest Completed
+	prev      pollState
+	point     TargetPoint
+	polledAt  time.Duration
+	lines     []MetricsLine
+	raw       []pollState
+	capture   string
+	notes     []string
+	condHeld  bool
+	failures  int
+
+	// Captured by the capturer, read after it stopped.
+	profStart, profEnd map[string][]byte
+	fgprofPieces       [][]byte
+	traceCapture       string
+	traceReason        string
+	traceStartS        float64
+	traceEndS          float64
+	extraTraces        []string
+	snapshotTrigger    chan string // the condition that held
+}
+
+// totalCompleted sums the load's completed requests over every phase; the
+// caller holds mu.
+func (st *runState) totalCompleted() int64 {
+	var n int64
+	for _, c := range st.completed {
+		n += c
+	}
+	return n
+}
+
+// onProgress is the load's Progress callback.
+func (st *runState) onProgress(p load.Progress) {
+	st.mu.Lock()
+	if st.loadStart.IsZero() {
+		st.loadStart = time.Now().Add(-p.RunElapsed)
+		st.rd.updateManifest(func(m *Manifest) { m.LoadStart = st.loadStart })
+	}
+	st.last, st.hasLast = p, true
+	if st.completed == nil {
+		st.completed = map[int]int64{}
+	}
+	st.completed[p.Phase] = p.Completed
+	live := st.liveLocked()
+	st.mu.Unlock()
+	select {
+	case <-st.progress:
+	default:
+	}
+	st.progress <- p
+	st.emit(live)
+}
+
+// liveLocked builds a Live value; the caller holds mu.
+func (st *runState) liveLocked() Live {
+	l := Live{Load: st.last, Target: st.point, PolledAt: st.polledAt, Source: st.client.source, Capture: st.capture,
+		Notes: append([]string(nil), st.notes...)}
+	if !st.loadStart.IsZero() {
+		l.At = time.Since(st.loadStart)
+	}
+	for _, p := range st.point.Pools {
+		if p.Saturated {
+			l.Notes = append(l.Notes, fmt.Sprintf("pool %s is full: %d/%d in use, %d waiting", p.Name, p.InUse, p.Size, p.Waiting))
+		}
+	}
+	return l
+}
+
+// emit hands l to the Live callback and checks the snapshot condition.
+// Calls are serialized.
+func (st *runState) emit(l Live) {
+	if c := st.r.cond; c != nil && c.Holds(&l) {
+		st.mu.Lock()
+		first := !st.condHeld
+		st.condHeld = true
+		if first {
+			st.notes = append(st.notes, "snapshot condition "+c.String()+" held")
+		}
+		st.mu.Unlock()
+		if first {
+			select {
+			case st.snapshotTrigger <- c.String():
+			default:
+			}
+		}
+	}
+	if f := st.r.cfg.Live; f != nil {
+		st.emitLock.Lock()
+		f(l)
+		st.emitLock.Unlock()
+	}
+}
+
+// baseline takes the first poll before the load starts, so the first
+// interval has something to subtract from.
+func (st *runState) baseline(ctx context.Context) {
+	ps, _ := st.read(ctx)
+	st.mu.Lock()
+	st.prev = ps
+	st.mu.Unlock()
+}
+
+// read polls the target once.
+func (st *runState) read(ctx context.Context) (pollState, []string) {
+	ps := pollState{at: time.Now()}
+	var errs []string
+	switch st.client.source {
+	case SourceAgent:
+		snap, err := st.client.snapshot(ctx)
+		if err != nil {
+			errs = append(errs, err.Error())
+		} else {
+			ps.snap = snap
+		}
+	case SourcePprof:
+		g, t, err := st.client.pprofCounts(ctx)
+		if err != nil {
+			errs = append(errs, err.Error())
+		} else {
+			ps.snap = &agent.Snapshot{Time: ps.at, Values: map[string]float64{"/sched/goroutines:goroutines": g, "threadcreate:total": t}}
+		}
+	}
+	if st.usage != nil {
+		u, err := st.usage()
+		if err != nil {
+			errs = append(errs, err.Error())
+		} else {
+			ps.proc = &u
+		}
+	}
+	return ps, errs
+}
+
+// pollLoop polls every PollEvery until ctx ends, writing a metrics line per
+// poll, and cancels the run when the target stops answering (3 polls in a
+// row, or its process is gone).
+func (st *runState) pollLoop(ctx context.Context) {
+	t := time.NewTicker(st.r.cfg.PollEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		st.pollOnce(ctx)
+	}
+}
+
+func (st *runState) pollOnce(ctx context.Context) {
+	ps, errs := st.read(ctx)
+	if ctx.Err() != nil {
+		return // a poll cut by the end of the run is not a failure
+	}
+	st.mu.Lock()
+	if st.loadStart.IsZero() {
+		st.mu.Unlock()
+		return
+	}
+	ps.completed = st.totalCompleted()
+	tp := derivePoint(st.prev, ps)
+	if st.client.source == SourcePprof && ps.snap != nil {
+		tp.HasAgent = false
+		tp.Goroutines = ps.snap.Values["/sched/goroutines:goroutines"]
+		if tp.Threads == 0 {
+			tp.Threads = ps.snap.Values["threadcreate:total"]
+		}
+		ps.snap = nil
+	}
+	line := MetricsLine{T: ps.at.Sub(st.loadStart).Seconds(), Time: ps.at, Load: loadPoint(st.last), Target: tp}
+	if st.client.source == SourceAgent {
+		line.Agent = ps.snap
+	}
+	if len(errs) > 0 {
+		line.Error = strings.Join(errs, "; ")
+	}
+	gone := false
+	lost := (st.client.source != SourceNone && ps.snap == nil && st.client.source == SourceAgent) ||
+		(st.client.source == SourcePprof && tp.Goroutines == 0) || (st.usage != nil && ps.proc == nil)
+	if lost {
+		st.failures++
+		gone = st.failures >= 3 || (st.usage != nil && ps.proc == nil)
+	} else {
+		st.failures = 0
+	}
+	if ps.snap != nil || ps.proc != nil {
+		st.prev = ps
+	}
+	st.point, st.polledAt = tp, ps.at.Sub(st.loadStart)
+	st.lines = append(st.lines, line)
+	st.raw = append(st.raw, ps)
+	live := st.liveLocked()
+	st.mu.Unlock()
+	_ = st.metrics.line(line) // a write error is reported when the file is closed
+	st.emit(live)
+	if gone {
+		st.mu.Lock()
+		st.notes = append(st.notes, "the target stopped answering")
+		st.mu.Unlock()
+		st.cancel(fmt.Errorf("%w: %s", errTargetGone, line.Error))
+	}
+}

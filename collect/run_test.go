@@ -1,0 +1,233 @@
+package collect
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/schedscope/schedscope/analyze"
+	"github.com/schedscope/schedscope/collect/agent"
+	"github.com/schedscope/schedscope/collect/fixtureagent"
+	"github.com/schedscope/schedscope/collect/load"
+	"github.com/schedscope/schedscope/fixtures"
+)
+
+func TestMain(m *testing.M) {
+	if os.Getenv(targetEnv) != "" {
+		serveTarget() // this test binary is the target of TestKilledTarget
+		return
+	}
+	goleak.VerifyTestMain(m,
+		// database/sql's connection opener and modernc's sqlite may outlive a
+		// closed DB by a moment; pgx not used here.
+		goleak.IgnoreTopFunction("database/sql.(*DB).connectionOpener"),
+	)
+}
+
+// startFixture starts the fixture with the agent mounted (withAgent) and
+// returns it; it is shut down when the test ends.
+func startFixture(t *testing.T, cfg fixtures.Config, withAgent bool) *fixtures.Server {
+	t.Helper()
+	cfg.Addr = "127.0.0.1:0"
+	var fa *fixtureagent.FixtureAgent
+	if withAgent {
+		var err error
+		fa, err = fixtureagent.New(agent.Options{FlightRecorder: agent.FlightRecorderOptions{MinAge: 2 * time.Second}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Routes = fa.Routes
+	}
+	srv, err := fixtures.Start(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fa != nil {
+		fa.Attach(srv)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := srv.Shutdown(ctx); err != nil {
+			t.Errorf("fixture shutdown: %v", err)
+		}
+		if fa != nil {
+			fa.Close()
+		}
+	})
+	return srv
+}
+
+// runOnce runs cfg into a fresh directory and returns the outcome.
+func runOnce(t *testing.T, ctx context.Context, cfg Config) *Outcome {
+	t.Helper()
+	if cfg.Out == "" {
+		cfg.Out = filepath.Join(t.TempDir(), "run")
+	}
+	r, err := NewRunner(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := r.Run(ctx)
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	return out
+}
+
+// checkDir checks that a run directory holds the files named and that its
+// JSON files parse; it returns the manifest.
+func checkDir(t *testing.T, dir string, want ...string) Manifest {
+	t.Helper()
+	for _, name := range want {
+		fi, err := os.Stat(filepath.Join(dir, name))
+		if err != nil {
+			t.Errorf("run directory lacks %s: %v", name, err)
+			continue
+		}
+		if fi.Size() == 0 {
+			t.Errorf("%s is empty", name)
+		}
+	}
+	var m Manifest
+	readJSON(t, filepath.Join(dir, ManifestFile), &m)
+	var an Analysis
+	readJSON(t, filepath.Join(dir, AnalysisFile), &an)
+	var res load.Result
+	readJSON(t, filepath.Join(dir, ResultsFile), &res)
+	b, err := os.ReadFile(filepath.Join(dir, MetricsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	prevT := -1.0
+	for i, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if line == "" {
+			continue
+		}
+		var ml MetricsLine
+		if err := json.Unmarshal([]byte(line), &ml); err != nil {
+			t.Fatalf("metrics.jsonl line %d: %v", i+1, err)
+		}
+		if ml.T <= prevT {
+			t.Errorf("metrics.jsonl line %d: t_s %.3f not after %.3f", i+1, ml.T, prevT)
+		}
+		prevT = ml.T
+	}
+	return m
+}
+
+func readJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+}
+
+func findingKinds(an *Analysis) []string {
+	var out []string
+	for _, f := range an.Findings {
+		out = append(out, f.Kind+": "+f.Title)
+	}
+	return out
+}
+
+var everyFile = []string{ManifestFile, ResultsFile, HLogFile, MetricsFile, TraceFile, AnalysisFile, SummaryFile,
+	ProfileFile("goroutine"), ProfileFile("block"), ProfileFile("mutex"), ProfileFile("threadcreate"), ProfileFile("fgprof")}
+
+// TestPoolModelCeiling: 4 workers and 40 ms sleeps fit 100 req/s; offered
+// 200 req/s, the worker pool is the ceiling and the run says so.
+func TestPoolModelCeiling(t *testing.T) {
+	fc := fixtures.DefaultConfig()
+	fc.Model, fc.Workers, fc.QueueSize = fixtures.ModelPool, 4, 10_000
+	srv := startFixture(t, fc, true)
+	var lives int
+	var sawPool bool
+	out := runOnce(t, context.Background(), Config{
+		Load:        load.Config{URL: srv.URL() + "/sleep?ms=40", Rate: 200, Duration: 4 * time.Second, Timeout: 5 * time.Second},
+		TraceWindow: time.Second,
+		PollEvery:   250 * time.Millisecond,
+		Live: func(l Live) {
+			lives++
+			for _, p := range l.Target.Pools {
+				if p.Name == "workers" && p.Size == 4 {
+					sawPool = true
+				}
+			}
+		},
+	})
+	if testing.Verbose() {
+		t.Log(out.Summary)
+	}
+	m := checkDir(t, out.Dir, everyFile...)
+	if m.Status != StatusComplete || m.Target.Source != SourceAgent {
+		t.Errorf("manifest: status %q source %q reason %q", m.Status, m.Target.Source, m.Reason)
+	}
+	if lives < 10 || !sawPool {
+		t.Errorf("live feed: %d values, saw workers pool %v", lives, sawPool)
+	}
+	an := out.Analysis
+	if len(an.Phases) != 1 {
+		t.Fatalf("phases: %+v", an.Phases)
+	}
+	ph := an.Phases[0]
+	if ph.Tracking || ph.Ceiling == nil || ph.Ceiling.Pool != "workers" {
+		t.Fatalf("ceiling: tracking %v %+v; findings %v", ph.Tracking, ph.Ceiling, findingKinds(an))
+	}
+	var workers *PoolFigures
+	for i := range ph.Pools {
+		if ph.Pools[i].Name == "workers" {
+			workers = &ph.Pools[i]
+		}
+	}
+	// Little's law: 4 workers / 40 ms = 100 req/s at most; a sleep only
+	// overshoots, and a loaded machine (-race, shared cores) lowers it.
+	if workers == nil || workers.CapacityPerS <= 0 || workers.CapacityPerS > 105 || workers.SaturatedShare < SaturatedShareLimit {
+		t.Errorf("workers pool: %+v", workers)
+	}
+	if an.Trace == nil || an.TraceCapture != "window" {
+		t.Errorf("trace: capture %q error %q", an.TraceCapture, an.TraceError)
+	}
+	if !slices.ContainsFunc(an.Profiles, func(p ProfileSummary) bool { return p.Name == "fgprof" && len(p.Top) > 0 }) {
+		t.Errorf("no fgprof summary: %+v", an.Profiles)
+	}
+	// The run directory is what `schedscope analyze RUNDIR` reads.
+	if p, err := analyze.FindTrace(out.Dir); err != nil || filepath.Base(p) != TraceFile {
+		t.Errorf("analyze.FindTrace: %q %v", p, err)
+	}
+	sum, _ := os.ReadFile(filepath.Join(out.Dir, SummaryFile))
+	for _, s := range []string{"the ceiling was pool workers", "fgprof profile", "Little's law"} {
+		if !strings.Contains(string(sum), s) {
+			t.Errorf("summary.txt lacks %q", s)
+		}
+	}
+}
+
+const targetEnv = "SCHEDSCOPE_COLLECT_TEST_TARGET"
+
+// serveTarget runs the fixture with the agent until killed.
+func serveTarget() {
+	fa, err := fixtureagent.New(agent.Options{})
+	if err != nil {
+		os.Exit(3)
+	}
+	cfg := fixtures.DefaultConfig()
+	cfg.Addr = os.Getenv(targetEnv)
+	cfg.Routes = fa.Routes
+	srv, err := fixtures.Start(context.Background(), cfg)
+	if err != nil {
+		os.Exit(3)
+	}
+	fa.Attach(srv)
+	select {}
+}

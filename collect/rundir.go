@@ -1,0 +1,276 @@
+package collect
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+)
+
+// File names in a run directory.
+const (
+	ManifestFile = "manifest.json" // Manifest
+	ResultsFile  = "results.json"  // the load generator's load.Result
+	HLogFile     = "load.hlog"     // the load generator's HdrHistogram interval log (ns)
+	MetricsFile  = "metrics.jsonl" // one MetricsLine per poll, on the load's clock
+	TraceFile    = "trace.out"     // the execution trace (window or flight-recorder snapshot)
+	AnalysisFile = "analysis.json" // Analysis
+	SummaryFile  = "summary.txt"   // the human summary
+	// Profiles: ProfileFile(name) = name + ".pb.gz", for goroutine, block,
+	// mutex, threadcreate and fgprof.
+)
+
+// ProfileFile is the file name of a profile in a run directory.
+func ProfileFile(name string) string { return name + ".pb.gz" }
+
+// Run status values in Manifest.Status.
+const (
+	// StatusRunning: the run is in progress, or its process was killed before
+	// it could say otherwise (treat it as interrupted when nothing runs).
+	StatusRunning = "running"
+	// StatusComplete: the plan ran to its end and every file was written.
+	StatusComplete = "complete"
+	// StatusInterrupted: Ctrl-C, a target that died, or a failure stopped the
+	// run early; every file holds what was measured until then.
+	StatusInterrupted = "interrupted"
+)
+
+// rundir writes a run directory. Every file is either appended as measured
+// (metrics.jsonl, load.hlog, trace.out while it streams) or written whole
+// through a temporary file and a rename, so a reader never sees half a JSON
+// document. Its methods are safe for concurrent use.
+type rundir struct {
+	dir string
+
+	mu       sync.Mutex
+	manifest Manifest
+}
+
+// createRunDir creates dir (it must not exist, or be empty).
+func createRunDir(dir string) (*rundir, error) {
+	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
+		return nil, fmt.Errorf("run directory %s: exists and is not empty", dir)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("run directory %s: %w", dir, err)
+	}
+	return &rundir{dir: dir}, nil
+}
+
+func (d *rundir) path(name string) string { return filepath.Join(d.dir, name) }
+
+// writeFile writes name whole: to a temporary file first, then renamed.
+func (d *rundir) writeFile(name string, write func(io.Writer) error) error {
+	tmp, err := os.CreateTemp(d.dir, "."+name+".*")
+	if err != nil {
+		return fmt.Errorf("run directory: %w", err)
+	}
+	bw := bufio.NewWriter(tmp)
+	err = write(bw)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), d.path(name))
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("run directory: writing %s: %w", name, err)
+	}
+	return nil
+}
+
+// writeJSON writes v as indented JSON to name, whole.
+func (d *rundir) writeJSON(name string, v any) error {
+	return d.writeFile(name, func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(v)
+	})
+}
+
+// updateManifest applies change and rewrites manifest.json.
+func (d *rundir) updateManifest(change func(m *Manifest)) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	change(&d.manifest)
+	sort.Slice(d.manifest.Files, func(i, j int) bool { return d.manifest.Files[i].Name < d.manifest.Files[j].Name })
+	return d.writeJSON(ManifestFile, d.manifest)
+}
+
+// recordFile adds (or replaces) a file's entry in the manifest.
+func (d *rundir) recordFile(name, what string) error {
+	var size int64
+	if fi, err := os.Stat(d.path(name)); err == nil {
+		size = fi.Size()
+	}
+	return d.updateManifest(func(m *Manifest) {
+		for i := range m.Files {
+			if m.Files[i].Name == name {
+				m.Files[i] = FileEntry{Name: name, What: what, Bytes: size}
+				return
+			}
+		}
+		m.Files = append(m.Files, FileEntry{Name: name, What: what, Bytes: size})
+	})
+}
+
+// missing records something the run could not collect, and why.
+func (d *rundir) missing(what string, err error) error {
+	return d.updateManifest(func(m *Manifest) {
+		m.Missing = append(m.Missing, Missing{What: what, Why: err.Error()})
+	})
+}
+
+// appender is a file written line by line as measured. Each line is
+// written with one write call to an unbuffered file, so a killed run leaves
+// whole lines (the last may be cut only if the machine itself stopped).
+type appender struct {
+	mu  sync.Mutex
+	f   *os.File
+	err error
+}
+
+func (d *rundir) createAppender(name string) (*appender, error) {
+	f, err := os.OpenFile(d.path(name), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("run directory: %w", err)
+	}
+	return &appender{f: f}, nil
+}
+
+// Write appends p; after the first error every call returns it.
+func (a *appender) Write(p []byte) (int, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.err != nil {
+		return 0, a.err
+	}
+	n, err := a.f.Write(p)
+	if err != nil {
+		a.err = fmt.Errorf("writing %s: %w", a.f.Name(), err)
+	}
+	return n, a.err
+}
+
+// line appends v as one JSON line.
+func (a *appender) line(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encoding a line of %s: %w", a.f.Name(), err)
+	}
+	_, err = a.Write(append(b, '\n'))
+	return err
+}
+
+// Close closes the file, returning the first error met.
+func (a *appender) Close() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	err := a.f.Close()
+	if a.err != nil {
+		return a.err
+	}
+	if err != nil && !errors.Is(err, os.ErrClosed) {
+		return fmt.Errorf("closing %s: %w", a.f.Name(), err)
+	}
+	return nil
+}
+
+// Manifest is manifest.json: what ran, where, when, and how it ended.
+type Manifest struct {
+	Schema    int    `json:"schema"`     // ManifestSchema
+	Tool      string `json:"tool"`       // "schedscope"
+	Version   string `json:"version"`    // schedscope's module version ("(devel)" from a checkout)
+	GoVersion string `json:"go_version"` // the generator's runtime.Version()
+	// Args is the command line after "schedscope run", when run from the CLI.
+	Args []string `json:"args,omitempty"`
+	// Config is the run's configuration as used (defaults applied).
+	Config ManifestConfig `json:"config"`
+	// Machine is where the generator ran.
+	Machine Machine `json:"machine"`
+	// Generator and Target describe the two processes.
+	Generator ProcessInfo `json:"generator"`
+	Target    TargetInfo  `json:"target"`
+	Start     time.Time   `json:"start"`
+	// LoadStart is the load's clock origin (load.Result.Start): every t_s
+	// in metrics.jsonl and every offset in results.json is from it.
+	LoadStart time.Time `json:"load_start,omitzero"`
+	End       time.Time `json:"end,omitzero"`
+	// Status is StatusRunning, StatusComplete or StatusInterrupted;
+	// Reason says why a run was interrupted.
+	Status string `json:"status"`
+	Reason string `json:"reason,omitempty"`
+	// Files lists the files written so far, with what each holds.
+	Files []FileEntry `json:"files"`
+	// Missing lists what could not be collected, and why.
+	Missing []Missing `json:"missing,omitempty"`
+}
+
+// ManifestSchema is the version of the manifest's layout.
+const ManifestSchema = 1
+
+// ManifestConfig is the part of Config worth keeping with the results.
+type ManifestConfig struct {
+	TargetURL    string  `json:"target_url"`
+	AgentURL     string  `json:"agent_url,omitempty"`
+	PprofURL     string  `json:"pprof_url,omitempty"`
+	TraceAt      float64 `json:"trace_at"`       // fraction of the last steady phase
+	TraceWindowS float64 `json:"trace_window_s"` // seconds
+	SnapshotWhen string  `json:"snapshot_when,omitempty"`
+	PID          int     `json:"pid,omitempty"`
+	Command      string  `json:"command,omitempty"`
+	PollEveryS   float64 `json:"poll_every_s"`
+}
+
+// Machine describes the machine the generator ran on.
+type Machine struct {
+	CPUs        int    `json:"cpus"`
+	CPUModel    string `json:"cpu_model,omitempty"`
+	Kernel      string `json:"kernel,omitempty"`
+	GOOS        string `json:"goos"`
+	GOARCH      string `json:"goarch"`
+	LoadAverage string `json:"load_average,omitempty"` // /proc/loadavg at the start
+}
+
+// ProcessInfo describes the generator process.
+type ProcessInfo struct {
+	PID        int    `json:"pid"`
+	GOMAXPROCS int    `json:"gomaxprocs"`
+	GoVersion  string `json:"go_version"`
+}
+
+// TargetInfo describes the target as seen at the start of the run.
+type TargetInfo struct {
+	// Source is what answered inside the target: agent, pprof or none.
+	Source     Source `json:"source"`
+	PID        int    `json:"pid,omitempty"` // when local (--pid, --cmd)
+	GoVersion  string `json:"go_version,omitempty"`
+	GOMAXPROCS int    `json:"gomaxprocs,omitempty"`
+	NumCPU     int    `json:"num_cpu,omitempty"`
+	// FlightRecorder is the agent's flight-recorder state ("on", "off" or why not).
+	FlightRecorder string   `json:"flight_recorder,omitempty"`
+	Pools          []string `json:"pools,omitempty"`
+}
+
+// FileEntry is one file of a run directory.
+type FileEntry struct {
+	Name  string `json:"name"`
+	What  string `json:"what"`
+	Bytes int64  `json:"bytes"`
+}
+
+// Missing is one thing a run could not collect.
+type Missing struct {
+	What string `json:"what"`
+	Why  string `json:"why"`
+}

@@ -1,0 +1,144 @@
+package collect
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/schedscope/schedscope/analyze"
+	"github.com/schedscope/schedscope/collect/load"
+)
+
+// summaryTop is how many rows per profile summary.txt lists.
+const summaryTop = 5
+
+// writeSummary renders summary.txt. Write errors surface when the buffer
+// is written to the file.
+func writeSummary(w io.Writer, m *Manifest, res *load.Result, an *Analysis) {
+	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
+	status := m.Status
+	if m.Reason != "" {
+		status += ": " + m.Reason
+	}
+	p("schedscope run against %s (%s)\n", m.Config.TargetURL, status)
+	p("started %s, ended %s\n", m.Start.Format("2006-01-02 15:04:05 MST"), m.End.Format("15:04:05"))
+	t := m.Target
+	p("target: %s", t.Source)
+	if t.GoVersion != "" {
+		p(", %s, GOMAXPROCS %d of %d CPUs", t.GoVersion, t.GOMAXPROCS, t.NumCPU)
+	}
+	if t.PID != 0 {
+		p(", pid %d", t.PID)
+	}
+	if len(t.Pools) > 0 {
+		p(", pools %s", strings.Join(t.Pools, ", "))
+	}
+	p("\ngenerator: %s, GOMAXPROCS %d on %d CPUs", m.Generator.GoVersion, m.Generator.GOMAXPROCS, m.Machine.CPUs)
+	if m.Machine.LoadAverage != "" {
+		p(", load average %s at the start", m.Machine.LoadAverage)
+	}
+	p("\n\n")
+
+	if res != nil {
+		p("== load (results.json, load.hlog)\n")
+		if err := load.Table(w, res); err != nil {
+			p("(table: %v)\n", err)
+		}
+		p("\n")
+	}
+
+	if an != nil && len(an.Phases) > 0 {
+		p("== target during the steady phases (metrics.jsonl)\n")
+		tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "phase\toffered/s\t2xx/s during\tCPU us/req\tcores\tpeak goroutines\tpeak threads\tsched p99 (sampled)\t")
+		for _, f := range an.Phases {
+			cpuSrc := ""
+			if f.CPUUSPerReq > 0 && !f.CPUFromProc {
+				cpuSrc = " (est.)"
+			}
+			fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%.0f%s\t%.2f\t%.0f at %.0fs\t%.0f at %.0fs\t%.2f ms\t\n",
+				f.Name, f.OfferedRate, f.AchievedPerS, f.CPUUSPerReq, cpuSrc, f.CPUCores,
+				f.PeakGoroutines, f.PeakGoroutinesAtS, f.PeakThreads, f.PeakThreadsAtS, f.SchedLatencyP99MS)
+		}
+		tw.Flush()
+		var pools bool
+		for _, f := range an.Phases {
+			pools = pools || len(f.Pools) > 0
+		}
+		if pools {
+			p("\npools (saturated = in use == size; capacity = size / mean hold, Little's law)\n")
+			tw = tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "phase\tpool\tkind\tsize\tmean in use\tmax\tsaturated\tmean waiting\tmean hold\tcapacity/s\t")
+			for _, f := range an.Phases {
+				for _, pl := range f.Pools {
+					size := fmt.Sprint(pl.Size)
+					if pl.Size == 0 {
+						size = "unbounded"
+					}
+					capacity := "-"
+					if pl.CapacityPerS > 0 {
+						capacity = fmt.Sprintf("%.0f", pl.CapacityPerS)
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.1f\t%d\t%.0f%%\t%.1f\t%.1f ms (%s)\t%s\t\n", f.Name, pl.Name, pl.Kind, size,
+						pl.MeanInUse, pl.MaxInUse, 100*pl.SaturatedShare, pl.MeanWaiting, pl.MeanHoldMS, pl.HoldFrom, capacity)
+				}
+			}
+			tw.Flush()
+		}
+		p("\n")
+	}
+
+	if an != nil && len(an.Findings) > 0 {
+		p("== findings\n")
+		for _, f := range an.Findings {
+			p("- %s: %s\n", f.Title, f.Detail)
+		}
+		p("\n")
+	}
+
+	if an != nil {
+		for _, s := range an.Profiles {
+			p("== %s profile (%s, %s)\n", s.Name, s.File, s.Window)
+			if s.Note != "" {
+				p("%s\n\n", s.Note)
+				continue
+			}
+			for _, site := range s.Top[:min(len(s.Top), summaryTop)] {
+				p("%5.1f%%  %s\n", 100*site.Share, site.Site)
+				if s.Name == "fgprof" {
+					for _, fr := range site.Stack[:min(len(site.Stack), 4)] {
+						p("        %s\n", fr)
+					}
+				}
+			}
+			p("\n")
+		}
+		p("== trace (%s)\n", TraceFile)
+		switch {
+		case an.Trace != nil:
+			p("%s: %s\n", an.TraceCapture, an.TraceReason)
+			if an.TraceError != "" {
+				p("(%s)\n", an.TraceError)
+			}
+			if err := analyze.WriteText(w, an.Trace, summaryTop); err != nil {
+				p("(trace report: %v)\n", err)
+			}
+		default:
+			p("%s\n", an.TraceError)
+		}
+		p("\n")
+	}
+
+	if len(m.Missing) > 0 {
+		p("== not collected\n")
+		for _, x := range m.Missing {
+			p("- %s: %s\n", x.What, x.Why)
+		}
+		p("\n")
+	}
+	p("== files\n")
+	for _, f := range m.Files {
+		p("%-18s %9d  %s\n", f.Name, f.Bytes, f.What)
+	}
+}
