@@ -13,6 +13,7 @@ type collector struct {
 	r        *runner
 	stopCh   chan struct{}
 	lastTick int64
+	lastOK   int64 // runner.okDone at the last progress report
 }
 
 func newCollector(r *runner) *collector {
@@ -181,10 +182,11 @@ func (c *collector) progress(ps *phaseState, now, since int64, done bool) {
 		PhaseP99:    time.Duration(ps.lat.ValueAtQuantile(99)),
 		Done:        done,
 	}
-	if since > 0 {
-		p.OKPerS = float64(ps.ok-ps.lastOK) / (float64(since) / 1e9)
+	if since > 0 && !done {
+		okNow := r.okDone.Load()
+		p.OKPerS = float64(okNow-c.lastOK) / (float64(since) / 1e9)
+		c.lastOK = okNow
 	}
-	ps.lastOK = ps.ok
 	r.cfg.Progress(p)
 }
 
@@ -225,7 +227,9 @@ func (c *collector) finalize(ps *phaseState) {
 	if !ps.ended { // interrupted before the driver closed it
 		stop = r.nowNS()
 		ps.cpu1, ps.gc1 = processCPU(), readGC()
+		ps.ok1, ps.done1 = r.okDone.Load(), r.done.Load()
 	}
+	okInWindow, doneInWindow := ps.ok1-ps.ok0, ps.done1-ps.done0
 	cpu := ps.cpu1 - ps.cpu0
 	gc := gcBetween(ps.gc0, ps.gc1)
 	r.mu.Unlock()
@@ -250,8 +254,8 @@ func (c *collector) finalize(ps *phaseState) {
 		p.StatusCodes = ps.codes
 	}
 	if dur > 0 {
-		p.OKPerS = float64(p.OK) / dur
-		p.CompletedPerS = float64(p.Completed) / dur
+		p.OKPerS = float64(okInWindow) / dur
+		p.CompletedPerS = float64(doneInWindow) / dur
 		p.GeneratorCPUCores = cpu.Seconds() / dur
 	}
 	if p.Sent > 0 {

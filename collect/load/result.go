@@ -81,9 +81,13 @@ type PhaseResult struct {
 	Errors ErrorCounts `json:"errors"`
 	// StatusCodes counts responses by HTTP status (2xx included).
 	StatusCodes map[int]int64 `json:"status_codes,omitempty"`
-	// OKPerS is OK divided by the phase's duration.
+	// OKPerS is the target's throughput while this phase was offered: the
+	// 2xx responses received during the phase's window [start, end), from
+	// this or an earlier phase's requests, per second. A saturated target
+	// shows its ceiling here, while OK (this phase's requests, answered
+	// whenever) eventually reaches Sent.
 	OKPerS float64 `json:"ok_per_s"`
-	// CompletedPerS is Completed divided by the phase's duration.
+	// CompletedPerS counts every completion (any outcome) the same way.
 	CompletedPerS float64 `json:"completed_per_s"`
 	// Latency is measured from each request's intended send time to the end
 	// of its response (or its timeout), in milliseconds; responses of any
@@ -188,7 +192,8 @@ type Progress struct {
 	// interval and over the phase so far; zero when nothing completed.
 	IntervalP50, IntervalP99 time.Duration
 	PhaseP50, PhaseP99       time.Duration
-	// OKPerS is 2xx responses per second over the last progress interval.
+	// OKPerS is 2xx responses received per second over the last progress
+	// interval (any phase's requests).
 	OKPerS float64
 	// Done is true in the last snapshot of a phase.
 	Done bool

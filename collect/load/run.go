@@ -65,6 +65,9 @@ type runner struct {
 	timeout time.Duration
 
 	inflight atomic.Int64 // requests in flight, all phases
+	// okDone and done count 2xx and all completions as they happen, whatever
+	// their phase: a phase's throughput is their growth during its window.
+	okDone, done atomic.Int64
 
 	// Open model: workers receive tickets; only the driver goroutine spawns
 	// workers and sends tickets.
@@ -95,6 +98,8 @@ type phaseState struct {
 	startNS, endNS   int64
 	cpu0, cpu1       time.Duration
 	gc0, gc1         gcSample
+	ok0, ok1         int64 // runner.okDone at the window's start and end
+	done0, done1     int64 // runner.done at the window's start and end
 	final            bool
 	result           *PhaseResult
 	nextIntervalFrom int64
@@ -105,7 +110,6 @@ type phaseState struct {
 	tickLag                *hdrhistogram.Histogram
 	ivLat, ivSvc, ivLag    *hdrhistogram.Histogram // the current Interval; nil when not requested
 	completed, ok          int64
-	lastOK                 int64
 	errs                   ErrorCounts
 	codes                  map[int]int64
 	inflightSum            float64
@@ -232,6 +236,7 @@ func (r *runner) drive(p phasePlan) {
 		start = r.nowNS()
 		r.mu.Lock()
 		ps.began, ps.startNS, ps.cpu0, ps.gc0 = true, start, cpu, gc
+		ps.ok0, ps.done0 = r.okDone.Load(), r.done.Load()
 		ps.nextIntervalFrom = start
 		r.current, r.curStart = p.index, start
 		r.mu.Unlock()
@@ -257,6 +262,7 @@ func (r *runner) drive(p phasePlan) {
 		cpu, gc := processCPU(), readGC()
 		r.mu.Lock()
 		ps.ended, ps.endNS, ps.cpu1, ps.gc1 = true, stop, cpu, gc
+		ps.ok1, ps.done1 = r.okDone.Load(), r.done.Load()
 		r.mu.Unlock()
 	}
 }
@@ -360,6 +366,10 @@ func (r *runner) finish(sh *shard, ps *phaseState, intended, sent int64, status 
 	o := classify(status, err)
 	if err == nil || r.ctx.Err() == nil { // an error caused by interruption is no outcome
 		sh.record(ps.plan.index, o, status, intended, sent, done)
+		if o == outOK {
+			r.okDone.Add(1)
+		}
+		r.done.Add(1)
 	}
 	ps.inflight.Add(-1)
 	r.inflight.Add(-1)

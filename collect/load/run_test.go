@@ -104,15 +104,19 @@ func TestOpenModelShowsStallAtP99(t *testing.T) {
 		t.Fatalf("planned %d sent %d not sent %d ok %d: want every request answered", p.Planned, p.Sent, p.NotSent, p.OK)
 	}
 	// About 20 % of requests fall in a stall, waiting 0-100 ms: p99 is
-	// about 95 ms, p50 about 1 ms.
+	// about 95 ms.
 	if p.Latency.P99 < 60 {
 		t.Errorf("latency p99 = %.1f ms, want the 100 ms stall to show (>= 60 ms)", p.Latency.P99)
 	}
-	if p.Latency.P50 > 30 {
-		t.Errorf("latency p50 = %.1f ms, want the unstalled majority fast (< 30 ms)", p.Latency.P50)
+	if p.Latency.Max < 80 {
+		t.Errorf("latency max = %.1f ms, want at least the stall (about 100 ms)", p.Latency.Max)
 	}
-	if p.Latency.Max < 80 || p.Latency.Max > 500 {
-		t.Errorf("latency max = %.1f ms, want about 100 ms", p.Latency.Max)
+	// The contrast: one closed-model user waits out each stall with a single
+	// request, so the stall hardly shows in its percentiles (coordinated
+	// omission).
+	closed := one(t, mustRun(t, Config{URL: srv.URL, Users: 1, Duration: time.Second}))
+	if closed.Latency.P99 > p.Latency.P99/2 {
+		t.Errorf("closed model p99 = %.1f ms, open p99 = %.1f ms: want the closed model to hide the stall", closed.Latency.P99, p.Latency.P99)
 	}
 }
 
@@ -166,10 +170,10 @@ func TestClosedModelCeilingVerdict(t *testing.T) {
 	if ceiling < 100 || ceiling > 205 {
 		t.Errorf("ceiling = %.0f req/s, want about 4 / 0.02 s = 200", ceiling)
 	}
-	if r := v.Numbers["ratio"]; r < 0.9 || r > 1.1 {
+	if r := v.Numbers["ratio"]; r < 0.75 || r > 1.1 {
 		t.Errorf("throughput / ceiling = %.2f, want about 1: a closed model measures its users", r)
 	}
-	if !strings.Contains(v.Message, "not the target's capacity") {
+	if !strings.Contains(v.Message, "not by the target's capacity") {
 		t.Errorf("message %q should say the users, not the target, were the limit", v.Message)
 	}
 }

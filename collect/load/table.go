@@ -112,3 +112,59 @@ func FormatProgress(p Progress) string {
 		head, p.Sent, p.NotSent, p.OK, p.Errors.Total(), p.InFlight,
 		fmtMS(ms(int64(p.IntervalP50))), fmtMS(ms(int64(p.IntervalP99))), p.OKPerS)
 }
+
+// Compare writes the steady phases of several results side by side, one
+// row per offered rate (closed-model phases by users), one column group per
+// result: 2xx/s, latency p50 and p99 (ms), and errors + not sent. labels
+// name the results, in order.
+func Compare(w io.Writer, labels []string, results []*Result) error {
+	if len(labels) != len(results) {
+		return fmt.Errorf("compare: %d labels for %d results", len(labels), len(results))
+	}
+	type key struct {
+		rate  float64
+		users int
+	}
+	var keys []key
+	rows := map[key][]*PhaseResult{}
+	for i, res := range results {
+		for j := range res.Phases {
+			p := &res.Phases[j]
+			k := key{p.OfferedRate, p.Users}
+			if rows[k] == nil {
+				keys = append(keys, k)
+				rows[k] = make([]*PhaseResult, len(results))
+			}
+			rows[k][i] = p
+		}
+	}
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	head := "offered\t"
+	for _, l := range labels {
+		head += fmt.Sprintf("%s 2xx/s\tp50\tp99\tfailed\t", l)
+	}
+	fmt.Fprintln(tw, head)
+	for _, k := range keys {
+		line := fmt.Sprintf("%.0f/s\t", k.rate)
+		if k.users > 0 {
+			line = fmt.Sprintf("%d users\t", k.users)
+		}
+		for _, p := range rows[k] {
+			if p == nil {
+				line += "-\t-\t-\t-\t"
+				continue
+			}
+			line += fmt.Sprintf("%.0f\t%s\t%s\t%d\t", p.OKPerS, fmtMS(p.Latency.P50), fmtMS(p.Latency.P99), p.Errors.Total()+p.NotSent)
+		}
+		fmt.Fprintln(tw, line)
+	}
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("writing comparison: %w", err)
+	}
+	b.WriteString("latencies in ms from the intended send time; failed = errors + not sent\n")
+	if _, err := io.WriteString(w, b.String()); err != nil {
+		return fmt.Errorf("writing comparison: %w", err)
+	}
+	return nil
+}

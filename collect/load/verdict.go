@@ -92,8 +92,11 @@ func judge(p *PhaseResult, model string, think float64, inflightCap int, cpuIsOu
 			"mean_latency_ms": p.Latency.Mean, "predicted_inflight": predicted,
 			"inflight_cap": float64(inflightCap), "ceiling_per_s": ceiling}
 		msg := fmt.Sprintf("%.1f in flight on average vs %.0f req/s x %.1f ms = %.1f", p.MeanInFlight, thr, p.Latency.Mean, predicted)
-		if model == "open" {
-			msg += fmt.Sprintf("; the cap of %d in flight allows up to %.0f req/s at this latency", inflightCap, ceiling)
+		if model == "open" && ceiling < 2*max(p.OfferedRate, thr) {
+			msg += fmt.Sprintf("; at this latency the cap of %d in flight allows at most %.0f req/s", inflightCap, ceiling)
+			if thr >= CeilingRatio*ceiling {
+				msg += ": the cap, not the target, limits throughput (raise --max-inflight)"
+			}
 		}
 		vs = append(vs, Verdict{Kind: LittlesLaw, Numbers: n, Message: msg})
 	}
@@ -108,11 +111,10 @@ func judge(p *PhaseResult, model string, think float64, inflightCap int, cpuIsOu
 		if ceiling > 0 && !math.IsInf(ceiling, 1) {
 			ratio = thr / ceiling
 		}
-		msg := fmt.Sprintf("throughput cannot exceed users / (latency + think) = %d / (%.2f ms + %.0f ms) = %.0f req/s; measured %.0f req/s (%.0f %% of it)",
+		msg := fmt.Sprintf("throughput cannot exceed users / (latency + think) = %d / (%.2f ms + %.0f ms) = %.0f req/s; measured %.0f req/s (%.0f %% of it). "+
+			"A closed model offers only what its users allow: this figure is set by the users and the latency, "+
+			"not by the target's capacity (use --rate to find that)",
 			p.Users, p.Latency.Mean, think*1000, ceiling, thr, 100*ratio)
-		if ratio >= CeilingRatio {
-			msg += ": this measures the generator's users, not the target's capacity (use --rate)"
-		}
 		vs = append(vs, Verdict{Kind: ClosedCeiling, Message: msg, Numbers: map[string]float64{
 			"users": float64(p.Users), "mean_latency_ms": p.Latency.Mean, "think_ms": think * 1000,
 			"ceiling_per_s": ceiling, "throughput_per_s": thr, "ratio": ratio}})
