@@ -169,9 +169,7 @@ func derivePhases(res *load.Result, lines []MetricsLine, raw []pollState) []Phas
 				a.add(pp)
 			}
 		}
-		if len(idx) >= 2 {
-			phaseCPU(&f, raw[idx[0]], raw[idx[len(idx)-1]])
-		}
+		phaseCPU(&f, raw, idx)
 		// Hold times from the pools' own counters, first and last poll of the phase.
 		if len(idx) >= 2 {
 			first, last := raw[idx[0]].snap, raw[idx[len(idx)-1]].snap
@@ -279,24 +277,34 @@ func findCeiling(f *PhaseFigures, ph *load.PhaseResult, cpuIncludesTarget bool) 
 }
 
 // phaseCPU sets the target's CPU figures from the first and last polls of
-// a phase: /proc when both have it, else the runtime's estimate (which the
-// runtime updates at each GC, so it is coarse over short phases).
-func phaseCPU(f *PhaseFigures, first, last pollState) {
-	dt := last.at.Sub(first.at).Seconds()
-	if dt <= 0 {
-		return
+// a phase that read it: /proc when two did, else the runtime's estimate
+// (which the runtime updates at each GC, so it is coarse over short phases).
+func phaseCPU(f *PhaseFigures, raw []pollState, idx []int) {
+	span := func(has func(pollState) bool) (pollState, pollState, bool) {
+		var first, last pollState
+		n := 0
+		for _, i := range idx {
+			if has(raw[i]) {
+				if n == 0 {
+					first = raw[i]
+				}
+				last = raw[i]
+				n++
+			}
+		}
+		return first, last, n >= 2 && last.at.After(first.at)
 	}
 	var cpu float64
-	switch {
-	case first.proc != nil && last.proc != nil:
+	first, last, ok := span(func(p pollState) bool { return p.proc != nil })
+	if ok {
 		cpu = (last.proc.CPU - first.proc.CPU).Seconds()
 		f.CPUFromProc = true
-	case first.snap != nil && last.snap != nil && first.snap.Values != nil:
+	} else if first, last, ok = span(func(p pollState) bool { return p.snap != nil && p.snap.Values != nil }); ok {
 		cpu = goCPU(last.snap.Values) - goCPU(first.snap.Values)
-	default:
+	} else {
 		return
 	}
-	f.CPUCores = cpu / dt
+	f.CPUCores = cpu / last.at.Sub(first.at).Seconds()
 	if n := last.completed - first.completed; n > 0 {
 		f.CPUUSPerReq = 1e6 * cpu / float64(n)
 	}

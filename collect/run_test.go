@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -16,6 +18,7 @@ import (
 	"github.com/schedscope/schedscope/collect/agent"
 	"github.com/schedscope/schedscope/collect/fixtureagent"
 	"github.com/schedscope/schedscope/collect/load"
+	"github.com/schedscope/schedscope/collect/sweep"
 	"github.com/schedscope/schedscope/fixtures"
 )
 
@@ -230,4 +233,155 @@ func serveTarget() {
 	}
 	fa.Attach(srv)
 	select {}
+}
+
+// TestDBPoolCeiling: goroutine model, a database pool of 2 and 50 ms
+// queries fit 40 req/s; offered 100 req/s, the database pool is the ceiling.
+// The trace is a flight-recorder snapshot taken when p99 first exceeds 200 ms.
+func TestDBPoolCeiling(t *testing.T) {
+	fc := fixtures.DefaultConfig()
+	fc.Model, fc.DBPool, fc.DBDelay = fixtures.ModelGoroutine, 2, 50*time.Millisecond
+	srv := startFixture(t, fc, true)
+	out := runOnce(t, context.Background(), Config{
+		Load:         load.Config{URL: srv.URL() + "/db", Rate: 100, Duration: 4 * time.Second, Timeout: 8 * time.Second},
+		SnapshotWhen: "p99>200ms",
+		PollEvery:    250 * time.Millisecond,
+	})
+	if testing.Verbose() {
+		t.Log(out.Summary)
+	}
+	m := checkDir(t, out.Dir, everyFile...)
+	if m.Status != StatusComplete {
+		t.Errorf("status %q %q", m.Status, m.Reason)
+	}
+	an := out.Analysis
+	if len(an.Phases) != 1 || an.Phases[0].Ceiling == nil || an.Phases[0].Ceiling.Pool != "db" {
+		t.Fatalf("want the db pool as the ceiling; phases %+v findings %v", an.Phases, findingKinds(an))
+	}
+	for _, p := range an.Phases[0].Pools {
+		switch p.Name {
+		case "db":
+			// Hold time from the pool's own counters: the 50 ms query, so
+			// Little's law predicts 2 / 50 ms = 40 req/s (less if queries overshoot).
+			if p.HoldFrom != "pool" || p.MeanHoldMS < 50 || p.CapacityPerS > 40.5 || p.CapacityPerS < 10 {
+				t.Errorf("db pool: %+v", p)
+			}
+		case "workers":
+			if p.Size != 0 {
+				t.Errorf("goroutine model's workers pool should be unbounded: %+v", p)
+			}
+		}
+	}
+	if an.TraceCapture != "flight-recorder" || !strings.Contains(an.TraceReason, "p99>200ms") || an.Trace == nil {
+		t.Errorf("trace: capture %q reason %q error %q", an.TraceCapture, an.TraceReason, an.TraceError)
+	}
+}
+
+// TestPprofOnlyTarget: a target with net/http/pprof and no agent gives
+// fewer figures, and the run says what is missing.
+func TestPprofOnlyTarget(t *testing.T) {
+	fc := fixtures.DefaultConfig()
+	srv := startFixture(t, fc, false)
+	out := runOnce(t, context.Background(), Config{
+		Load:        load.Config{URL: srv.URL() + "/sleep?ms=5", Rate: 50, Duration: 3 * time.Second},
+		TraceWindow: time.Second,
+		PollEvery:   250 * time.Millisecond,
+	})
+	m := checkDir(t, out.Dir, ManifestFile, ResultsFile, HLogFile, MetricsFile, TraceFile, AnalysisFile, SummaryFile,
+		ProfileFile("goroutine"), ProfileFile("block"))
+	if m.Target.Source != SourcePprof || m.Status != StatusComplete {
+		t.Fatalf("manifest: source %q status %q %q", m.Target.Source, m.Status, m.Reason)
+	}
+	if _, err := os.Stat(filepath.Join(out.Dir, ProfileFile("fgprof"))); err == nil {
+		t.Error("fgprof.pb.gz from a target without the agent")
+	}
+	if !slices.ContainsFunc(m.Missing, func(x Missing) bool { return strings.Contains(x.Why, "not schedscope's agent") }) {
+		t.Errorf("missing does not say the agent is absent: %+v", m.Missing)
+	}
+	if len(out.Analysis.Phases) != 1 || out.Analysis.Phases[0].PeakGoroutines < 5 {
+		t.Errorf("goroutine counts from the goroutine profile: %+v", out.Analysis.Phases)
+	}
+	if out.Analysis.Trace == nil {
+		t.Errorf("no trace from /debug/pprof/trace: %s", out.Analysis.TraceError)
+	}
+	if !strings.Contains(out.Summary, "not collected") {
+		t.Error("summary does not list what was not collected")
+	}
+}
+
+// TestInterruptedBySIGINT: SIGINT mid-run, delivered the way main wires
+// it (signal.NotifyContext), leaves a valid directory marked interrupted.
+func TestInterruptedBySIGINT(t *testing.T) {
+	srv := startFixture(t, fixtures.DefaultConfig(), true)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	timer := time.AfterFunc(2500*time.Millisecond, func() { syscall.Kill(os.Getpid(), syscall.SIGINT) })
+	defer timer.Stop()
+	out := runOnce(t, ctx, Config{
+		Load:      load.Config{URL: srv.URL() + "/sleep?ms=5", Rate: 50, Duration: 20 * time.Second},
+		PollEvery: 250 * time.Millisecond,
+	})
+	m := checkDir(t, out.Dir, ManifestFile, ResultsFile, HLogFile, MetricsFile, AnalysisFile, SummaryFile, ProfileFile("goroutine"))
+	if m.Status != StatusInterrupted || !strings.Contains(m.Reason, "Ctrl-C") {
+		t.Errorf("manifest: status %q reason %q", m.Status, m.Reason)
+	}
+	if out.Result == nil || !out.Result.Interrupted || out.Result.Phases[0].OK == 0 {
+		t.Errorf("results: %+v", out.Result)
+	}
+	if m.End.Sub(m.Start) > 15*time.Second {
+		t.Errorf("the run went on for %v after SIGINT", m.End.Sub(m.Start))
+	}
+}
+
+// TestKilledTarget: the target (started with Command) is killed mid-run;
+// the run stops, and the directory is valid and marked interrupted.
+func TestKilledTarget(t *testing.T) {
+	addr, err := sweep.FreeLoopbackAddr()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(targetEnv, addr)
+	dir := filepath.Join(t.TempDir(), "run")
+	killed := make(chan int, 1)
+	go func() {
+		// Wait for the target's PID in the manifest, let the load run, kill it.
+		deadline := time.Now().Add(20 * time.Second)
+		for time.Now().Before(deadline) {
+			var m Manifest
+			if b, err := os.ReadFile(filepath.Join(dir, ManifestFile)); err == nil && json.Unmarshal(b, &m) == nil && m.Target.PID > 0 && !m.LoadStart.IsZero() {
+				time.Sleep(1500 * time.Millisecond)
+				syscall.Kill(-m.Target.PID, syscall.SIGKILL) // its process group
+				killed <- m.Target.PID
+				return
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		killed <- 0
+	}()
+	out := runOnce(t, context.Background(), Config{
+		Out:       dir,
+		Load:      load.Config{URL: "http://" + addr + "/sleep?ms=5", Rate: 50, Duration: 20 * time.Second, Timeout: time.Second},
+		Command:   os.Args[0],
+		PollEvery: 250 * time.Millisecond,
+	})
+	if pid := <-killed; pid == 0 {
+		t.Fatal("never saw the target's PID in the manifest")
+	}
+	m := checkDir(t, out.Dir, ManifestFile, ResultsFile, HLogFile, MetricsFile, AnalysisFile, SummaryFile)
+	if m.Status != StatusInterrupted || !strings.Contains(m.Reason, "stopped answering") {
+		t.Errorf("manifest: status %q reason %q", m.Status, m.Reason)
+	}
+	if m.End.Sub(m.Start) > 15*time.Second {
+		t.Errorf("the run went on for %v after the target died", m.End.Sub(m.Start))
+	}
+	if out.Result == nil || !out.Result.Interrupted {
+		t.Errorf("results: %+v", out.Result)
+	}
+	var local bool
+	for _, p := range out.Analysis.Phases {
+		local = local || p.CPUFromProc
+	}
+	if !local {
+		t.Errorf("no CPU from /proc for a --cmd target: %+v", out.Analysis.Phases)
+	}
 }
