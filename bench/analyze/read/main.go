@@ -2,8 +2,10 @@
 
 // Command read times one pass over an execution trace, either a bare
 // golang.org/x/exp/trace read (-mode bare) or every schedscope analyzer
-// (-mode analyze), and prints one line: mode, seconds, events, peak RSS.
-// bench/analyze.sh runs it.
+// (-mode analyze), and prints one line: mode, seconds, events, peak RSS in
+// MB. -mode compat prints the cmd/trace-compatible totals of the trace, and
+// -mode pprofsum sums a profile written by `go tool trace -pprof=KIND`, so
+// bench/analyze.sh can set them side by side.
 package main
 
 import (
@@ -18,6 +20,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/google/pprof/profile"
 	"github.com/schedscope/schedscope/analyze"
 	"golang.org/x/exp/trace"
 )
@@ -51,6 +54,34 @@ func main() {
 		if r != nil {
 			events = r.Events
 		}
+	case "compat":
+		r, err := analyze.AnalyzeFile(context.Background(), flag.Arg(0), analyze.Options{})
+		if err != nil {
+			log.Fatal(err)
+		}
+		for _, c := range []struct {
+			kind string
+			t    analyze.Totals
+		}{{"sched", r.Sched.Compat}, {"syscall", r.Syscall.Compat}, {"sync", r.Sync.Compat}, {"net", r.Net.Compat}} {
+			fmt.Printf("%s %d %d\n", c.kind, c.t.Count, c.t.TotalNs)
+		}
+		return
+	case "pprofsum":
+		f, err := os.Open(flag.Arg(0))
+		if err != nil {
+			log.Fatal(err)
+		}
+		p, err := profile.Parse(f)
+		if err != nil {
+			log.Fatal(err)
+		}
+		var n, total int64
+		for _, s := range p.Sample {
+			n += s.Value[0]
+			total += s.Value[1]
+		}
+		fmt.Printf("%d %d\n", n, total)
+		return
 	default:
 		log.Fatalf("unknown mode %q", *mode)
 	}
