@@ -60,9 +60,9 @@ func isQuit(cmd tea.Cmd) bool {
 	return false
 }
 
-func sized(m Dashboard, w, h int) Dashboard {
+func sized[M tea.Model](m M, w, h int) M {
 	mm, _ := m.Update(tea.WindowSizeMsg{Width: w, Height: h})
-	return mm.(Dashboard)
+	return mm.(M)
 }
 
 func TestDashboardApplyFrames(t *testing.T) {
