@@ -93,6 +93,7 @@ type gState struct {
 	sysThread trace.ThreadID
 	sysStack  stackID
 	sysOpen   bool
+	sysEarly  bool // the syscall began before the trace saw it
 
 	// locked-thread inference
 	wakeThread trace.ThreadID // the thread that made it Runnable
@@ -355,6 +356,7 @@ func (a *goAcc) transition(ev *trace.Event, st *trace.StateTransition, from, to 
 		g.sysAt = t
 		g.sysThread = ev.Thread()
 		g.sysStack = 0
+		g.sysEarly = from != trace.GoRunning
 		if from == trace.GoRunning {
 			g.sysStack = a.stacks.intern(ev.Stack())
 		}
@@ -597,6 +599,12 @@ func (a *goAcc) syscallEnded(g *gState, t trace.Time, to trace.GoState) {
 func (a *goAcc) syscallSpan(g *gState, info *stackInfo, end trace.Time, pLost, truncated bool) PinnedEvent {
 	f := info.siteFrame()
 	kind, target := "syscall", ""
+	if g.sysEarly {
+		truncated = true
+		if len(info.frames) == 0 {
+			f = Frame{Func: "(in a syscall since before the trace)"}
+		}
+	}
 	if info.cgo != "" {
 		kind, target = "cgo", info.cgo
 	} else if len(info.frames) > 0 {

@@ -201,7 +201,7 @@ type PinnedEvent struct {
 	DurationNs int64   `json:"duration_ns"`
 	Thread     int64   `json:"thread"`
 	PLost      bool    `json:"p_lost"`    // the P was taken away (syscall/cgo) or released (locked)
-	Truncated  bool    `json:"truncated"` // still open when the trace ended
+	Truncated  bool    `json:"truncated"` // began before the trace saw it, or still open at its end: longer than DurationNs
 	Stack      []Frame `json:"stack"`     // leaf first
 }
 

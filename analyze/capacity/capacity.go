@@ -21,16 +21,17 @@ type Sample struct {
 	Iteration   int
 	OfferedRate float64 // requests per second the generator tried to send
 
-	OKPerSec float64 // 2xx responses per second over the whole phase
-	// Throughput is the rate of 2xx completions inside the phase's window:
-	// what the target sustained. OKPerSec counts every response to a request
-	// sent in the phase, stragglers that finished after it included, so in
-	// a short overloaded phase it exceeds what the target can sustain. 0
-	// when unknown (OKPerSec is used instead).
-	Throughput float64
-	P50, P99   time.Duration // latency from the intended send time
-	Errors     int64         // non-2xx, transport errors and timeouts
-	NotSent    int64         // scheduled but never sent: every slot was busy
+	// OKPerSec is the target's throughput while the rate was offered: 2xx
+	// responses received during the phase's window, per second.
+	OKPerSec float64
+	// Answered is the phase's requests answered 2xx (whenever the answer
+	// came) per second of the phase: it reaches the offered rate when every
+	// request was served, even in a short phase whose last answers arrive
+	// after the window. 0 when unknown (OKPerSec is used instead).
+	Answered float64
+	P50, P99 time.Duration // latency from the intended send time
+	Errors   int64         // non-2xx, transport errors and timeouts
+	NotSent  int64         // scheduled but never sent: every slot was busy
 
 	// CPUPerRequest is the target's CPU time (user+system) during the
 	// phase divided by its 2xx responses; 0 when unknown.
@@ -44,8 +45,8 @@ type Sample struct {
 
 // Options tunes the rules. The zero value means the documented defaults.
 type Options struct {
-	// ServedFraction: a rate is served when 2xx/s >= ServedFraction x offered.
-	// Default 0.99.
+	// ServedFraction: a rate is served when its 2xx answers per second
+	// (Sample.Answered) reach ServedFraction x offered. Default 0.99.
 	ServedFraction float64
 	// P99Factor: a rate is served only when its p99 is within P99Factor x the
 	// low-load p99 (the p99 at the lowest offered rate, generator-bound or
@@ -79,7 +80,7 @@ type Cell struct {
 	OfferedRate   float64
 	Iterations    int // samples the medians were taken over
 	OKPerSec      float64
-	Throughput    float64 // see Sample.Throughput; OKPerSec when unknown
+	Answered      float64 // see Sample.Answered; OKPerSec when unknown
 	P50, P99      time.Duration
 	Errors        int64
 	NotSent       int64
@@ -88,21 +89,11 @@ type Cell struct {
 	// GeneratorBound is true when any iteration of this cell was
 	// generator-bound.
 	GeneratorBound bool
-	// Served: 2xx/s >= ServedFraction x offered and p99 <= P99Factor x the
-	// low-load p99. Always false for a generator-bound cell.
+	// Served: Answered >= ServedFraction x offered and p99 <= P99Factor x
+	// the low-load p99. Always false for a generator-bound cell.
 	Served bool
 	// Knee marks the cell whose rate is its level's knee.
 	Knee bool
-}
-
-// Sustained is the 2xx rate the cell shows the target sustaining: OKPerSec
-// when the rate was served, Throughput (completions inside the window) when
-// it was not and Throughput is known.
-func (c Cell) Sustained() float64 {
-	if c.Served || c.Throughput <= 0 {
-		return c.OKPerSec
-	}
-	return c.Throughput
 }
 
 // Level is everything measured at one GOMAXPROCS value.
@@ -113,9 +104,8 @@ type Level struct {
 	// Knee is the highest offered rate served with every lower usable rate
 	// also served; 0 when even the lowest rate was not served.
 	Knee float64
-	// Ceiling is the highest 2xx/s sustained by any cell that was not
-	// generator-bound: its OKPerSec when served, its Throughput (the
-	// completion rate inside the window) when not.
+	// Ceiling is the highest OKPerSec (throughput during the window) of any
+	// cell that was not generator-bound.
 	Ceiling float64
 	// Saturated: some usable rate above the knee was not served, so the
 	// ceiling is the target's limit and not just the top of the ladder.
@@ -254,9 +244,9 @@ func Cells(samples []Sample) []Cell {
 		g := groups[k]
 		c := Cell{GOMAXPROCS: k.gmp, OfferedRate: k.rate, Iterations: len(g)}
 		c.OKPerSec = median(g, func(s Sample) float64 { return s.OKPerSec })
-		c.Throughput = median(g, func(s Sample) float64 {
-			if s.Throughput > 0 {
-				return s.Throughput
+		c.Answered = median(g, func(s Sample) float64 {
+			if s.Answered > 0 {
+				return s.Answered
 			}
 			return s.OKPerSec
 		})
@@ -306,7 +296,7 @@ func analyzeLevel(gmp int, samples []Sample, opt Options) Level {
 	var cpu []float64
 	for _, i := range usable {
 		c := &l.Cells[i]
-		c.Served = c.OKPerSec >= opt.ServedFraction*c.OfferedRate &&
+		c.Served = c.Answered >= opt.ServedFraction*c.OfferedRate &&
 			float64(c.P99) <= opt.P99Factor*float64(l.LowLoadP99)
 		if c.Served && !broken {
 			kneeAt = i
@@ -315,7 +305,7 @@ func analyzeLevel(gmp int, samples []Sample, opt Options) Level {
 			broken = true
 			l.Saturated = true
 		}
-		l.Ceiling = math.Max(l.Ceiling, c.Sustained())
+		l.Ceiling = math.Max(l.Ceiling, c.OKPerSec)
 		if c.CPUPerRequest > 0 {
 			cpu = append(cpu, float64(c.CPUPerRequest))
 		}

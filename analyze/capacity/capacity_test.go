@@ -213,23 +213,22 @@ func concat(parts ...[]Sample) []Sample {
 	return out
 }
 
-func TestCeilingUsesSustainedThroughput(t *testing.T) {
-	// A short overloaded phase: every queued request was answered after the
-	// phase ended, so 2xx/s over the phase (237) exceeds what the target
-	// sustained inside the window (158).
+func TestServedUsesAnswersCeilingUsesWindow(t *testing.T) {
+	// A short phase: the window's throughput misses the last answers (98 of
+	// 100 req/s) though every request was answered (Answered 100), so the
+	// rate is served. Overloaded, the window's throughput (158) is the
+	// ceiling, not the answers that came after it.
 	s := []Sample{
-		{GOMAXPROCS: 1, OfferedRate: 100, OKPerSec: 100, Throughput: 98, P99: 55 * ms},
-		{GOMAXPROCS: 1, OfferedRate: 400, OKPerSec: 237, Throughput: 158, P99: 3000 * ms},
+		{GOMAXPROCS: 1, OfferedRate: 100, OKPerSec: 98, Answered: 100, P99: 55 * ms},
+		{GOMAXPROCS: 1, OfferedRate: 400, OKPerSec: 158, Answered: 237, P99: 3000 * ms},
 	}
 	a, err := Analyze(s, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := a.Levels[0].Ceiling; got != 158 {
-		t.Errorf("ceiling = %v, want 158 (the sustained rate, not the stragglers')", got)
-	}
-	if got := a.Levels[0].Cells[0].Throughput; got != 98 {
-		t.Errorf("cell throughput = %v, want 98", got)
+	l := a.Levels[0]
+	if l.Ceiling != 158 || l.Knee != 100 || !l.Cells[0].Served || l.Cells[1].Served {
+		t.Errorf("ceiling %v knee %v served %v/%v; want 158, 100, true/false", l.Ceiling, l.Knee, l.Cells[0].Served, l.Cells[1].Served)
 	}
 }
 
@@ -239,7 +238,7 @@ func TestLowLoadReferenceIgnoresGeneratorFlag(t *testing.T) {
 	s := []Sample{
 		{GOMAXPROCS: 1, OfferedRate: 50, OKPerSec: 50, P50: 51 * ms, P99: 103 * ms, GeneratorBound: true},
 		{GOMAXPROCS: 1, OfferedRate: 100, OKPerSec: 100, P50: 52 * ms, P99: 63 * ms, GeneratorBound: true},
-		{GOMAXPROCS: 1, OfferedRate: 200, OKPerSec: 200, Throughput: 151, P50: 490 * ms, P99: 950 * ms},
+		{GOMAXPROCS: 1, OfferedRate: 200, OKPerSec: 151, Answered: 200, P50: 490 * ms, P99: 950 * ms},
 	}
 	a, err := Analyze(s, Options{ConcurrencyLimit: 8})
 	if err != nil {

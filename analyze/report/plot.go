@@ -30,13 +30,13 @@ func throughputPlot(r *SweepReport) *plot.Plot {
 	p := plot.New()
 	p.Title.Text = "2xx/s vs offered rate"
 	p.X.Label.Text = "offered (req/s)"
-	p.Y.Label.Text = "2xx/s sustained"
+	p.Y.Label.Text = "2xx responses/s"
 	var lines []series
 	maxRate := 0.0
 	for _, l := range r.Analysis.Levels {
 		s := series{name: fmt.Sprintf("GOMAXPROCS %d", l.GOMAXPROCS)}
 		for _, c := range l.Cells {
-			s.xy = append(s.xy, plotter.XY{X: c.OfferedRate, Y: c.Sustained()})
+			s.xy = append(s.xy, plotter.XY{X: c.OfferedRate, Y: c.OKPerSec})
 			maxRate = max(maxRate, c.OfferedRate)
 		}
 		lines = append(lines, s)

@@ -42,7 +42,7 @@ func Samples(steps []sweep.Step) []capacity.Sample {
 	for _, st := range steps {
 		out = append(out, capacity.Sample{
 			GOMAXPROCS: st.GOMAXPROCS, Iteration: st.Iteration, OfferedRate: st.Rate,
-			OKPerSec: st.OKPerSec, Throughput: st.WindowOKPerSec, P50: msDur(st.P50MS), P99: msDur(st.P99MS),
+			OKPerSec: st.OKPerSec, Answered: st.AnsweredPerSec, P50: msDur(st.P50MS), P99: msDur(st.P99MS),
 			Errors: st.Errors, NotSent: st.NotSent,
 			CPUPerRequest:  time.Duration(st.CPUPerRequestUS * float64(time.Microsecond)),
 			RSSBytes:       st.RSSBytes,
@@ -149,14 +149,14 @@ func RenderSweep(w io.Writer, r *SweepReport, throughputPNG, p99PNG string) erro
 	md.f("| date | %s |\n\n", p.Started.UTC().Format("2006-01-02 15:04 UTC"))
 
 	md.f("## Results\n\n")
-	md.f("Median over iterations per GOMAXPROCS and offered rate. 2xx/s counts the successful responses to the requests sent in the phase, per second of the phase; sustained is the rate of 2xx completions inside the phase's window, what the target kept up with (2xx/s also counts requests answered after the window, so it overstates an overloaded phase: the ceiling and the plot use sustained for rates not served); latency is measured from each request's intended send time; CPU/request is the target's user+system CPU (from /proc) divided by its 2xx responses; RSS is the target's resident set at the end of the phase. ")
-	md.f("**knee**: the highest rate still served (2xx/s >= 99 %% of offered and p99 within 2x the low-load p99, every lower rate served too); **over**: not served; **gen-bound**: the load generator was the limit, not used for the knee.\n\n")
-	md.f("| GOMAXPROCS | offered req/s | 2xx/s | sustained 2xx/s | p50 ms | p99 ms | errors | not sent | CPU/request | RSS MB | |\n")
+	md.f("Median over iterations per GOMAXPROCS and offered rate. 2xx/s is the target's throughput while the rate was offered (2xx responses received during the phase, per second); answered is the share of the phase's requests answered 2xx, whenever the answer came; latency is measured from each request's intended send time; CPU/request is the target's user+system CPU (from /proc) divided by its 2xx responses; RSS is the target's resident set at the end of the phase. ")
+	md.f("**knee**: the highest rate still served (>= 99 %% of its requests answered 2xx and p99 within 2x the p99 at the lowest rate, every lower rate served too); **over**: not served; **gen-bound**: the load generator was the limit, not used for the knee.\n\n")
+	md.f("| GOMAXPROCS | offered req/s | 2xx/s | answered | p50 ms | p99 ms | errors | not sent | CPU/request | RSS MB | |\n")
 	md.f("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
 	for _, l := range a.Levels {
 		for _, c := range l.Cells {
 			md.f("| %d | %s | %s | %s | %s | %s | %d | %d | %s | %s | %s |\n",
-				c.GOMAXPROCS, num(c.OfferedRate), num(c.OKPerSec), num(c.Throughput), msf(c.P50), msf(c.P99), c.Errors, c.NotSent,
+				c.GOMAXPROCS, num(c.OfferedRate), num(c.OKPerSec), answered(c), msf(c.P50), msf(c.P99), c.Errors, c.NotSent,
 				cpuf(c.CPUPerRequest), mb(c.RSSBytes), mark(c))
 		}
 	}
@@ -168,7 +168,7 @@ func RenderSweep(w io.Writer, r *SweepReport, throughputPNG, p99PNG string) erro
 		md.f("![p99 latency vs offered rate, one line per GOMAXPROCS](%s)\n", p99PNG)
 	}
 	md.f("\n## Capacity\n\n")
-	md.f("The ceiling is the highest 2xx/s measured at any rate. Little's law (throughput = concurrency / latency) turns it into the number of requests in service at the low-load latency; busy Ps is the ceiling times the CPU per request.\n\n")
+	md.f("The ceiling is the highest 2xx/s (throughput during the phase) measured at any rate. Little's law (throughput = concurrency / latency) turns it into the number of requests in service at the low-load latency; busy Ps is the ceiling times the CPU per request.\n\n")
 	md.f("| GOMAXPROCS | knee req/s | ceiling 2xx/s | low-load p50 ms | CPU/request | CPU fraction | busy Ps at ceiling | in service at ceiling | CPU-only limit req/s |%s\n",
 		iff(p.ConcurrencyLimit > 0, " Little's law limit req/s |", ""))
 	md.f("|---:|---:|---:|---:|---:|---:|---:|---:|---:|%s\n", iff(p.ConcurrencyLimit > 0, "---:|", ""))
@@ -203,7 +203,7 @@ func RenderSweep(w io.Writer, r *SweepReport, throughputPNG, p99PNG string) erro
 	}
 	notes := append([]string(nil), a.Notes...)
 	if n := immaterialGeneratorVerdicts(r.Sweep.Steps); n > 0 {
-		notes = append(notes, fmt.Sprintf("%d of %d steps carried the load generator's generator-bound verdict for a send lag that is small against the latency measured (latency counts from the intended send time, so it includes the lag); they are kept. A step is left out only when more than 1 %% of its requests were not sent, the generator used 0.9 cores, or its send lag p99 exceeded 10 %% of its p50 latency", n, len(r.Sweep.Steps)))
+		notes = append(notes, fmt.Sprintf("%d of %d steps carried the load generator's generator-bound verdict for a send lag that is small against the latency measured (latency counts from the intended send time, so it includes the lag); they are kept. A step is left out only when more than 1 %% of its requests were not sent, the generator used 0.9 cores, or its send lag p99 exceeded 20 %% of its p50 latency", n, len(r.Sweep.Steps)))
 	}
 	for _, st := range r.Sweep.Steps {
 		if st.GeneratorBound {
@@ -220,6 +220,13 @@ func RenderSweep(w io.Writer, r *SweepReport, throughputPNG, p99PNG string) erro
 		return fmt.Errorf("writing report: %w", md.err)
 	}
 	return nil
+}
+
+func answered(c capacity.Cell) string {
+	if c.OfferedRate <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f %%", 100*min(c.Answered/c.OfferedRate, 9.99))
 }
 
 func immaterialGeneratorVerdicts(steps []sweep.Step) int {

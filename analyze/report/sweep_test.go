@@ -34,10 +34,10 @@ func writeSweepDir(t *testing.T, skipLast bool) string {
 		keys = keys[:len(keys)-1]
 	}
 	for _, k := range keys {
-		st := sweep.Step{StepKey: k, DurationS: 5, OKPerSec: k.Rate, WindowOKPerSec: 0.99 * k.Rate, P50MS: 50.5, P99MS: 52, CPUPerRequestUS: 80, RSSBytes: 12e6}
+		st := sweep.Step{StepKey: k, DurationS: 5, OKPerSec: 0.99 * k.Rate, AnsweredPerSec: k.Rate, P50MS: 50.5, P99MS: 52, CPUPerRequestUS: 80, RSSBytes: 12e6}
 		if k.Rate > 159 {
 			// the stragglers answered after the window inflate 2xx/s
-			st.OKPerSec, st.WindowOKPerSec, st.P50MS, st.P99MS = 237, 158.4-float64(k.GOMAXPROCS)/10, 900, 2100
+			st.AnsweredPerSec, st.OKPerSec, st.P50MS, st.P99MS = 237, 158.4-float64(k.GOMAXPROCS)/10, 900, 2100
 		}
 		if k.Rate == 50 {
 			st.GeneratorVerdict, st.GeneratorNote = true, "immaterial: send lag p99 1.60 ms"
@@ -78,8 +78,8 @@ func TestWriteSweep(t *testing.T) {
 		"**Recommended GOMAXPROCS: 1.**",
 		"**Scaling: blocking-bound.**",
 		"Little's law predicts 8 in service / 50.5 ms = 158 req/s; measured ceiling 158 2xx/s, 100 % of the prediction: the pool is the limit",
-		"| 1 | 100 | 100 | 99 | 50.5 | 52.0 | 0 | 0 | 80 µs | 12.0 | **knee** |",
-		"| 2 | 400 | 237 | 158 | 900 | 2100 | 0 | 0 | 80 µs | 12.0 | over |",
+		"| 1 | 100 | 99 | 100.0 % | 50.5 | 52.0 | 0 | 0 | 80 µs | 12.0 | **knee** |",
+		"| 2 | 400 | 158 | 59.2 % | 900 | 2100 | 0 | 0 | 80 µs | 12.0 | over |",
 		"2 of 8 steps carried the load generator's generator-bound verdict",
 		"![2xx/s vs offered rate, one line per GOMAXPROCS](throughput.png)",
 		"| iterations | 1 (each figure is the median over iterations) |",
