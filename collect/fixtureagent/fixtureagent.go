@@ -56,6 +56,10 @@ func New(opts agent.Options) (*FixtureAgent, error) {
 	return &FixtureAgent{a: a}, nil
 }
 
+// Wrap returns a FixtureAgent over an agent the caller created, leaving its
+// options (profiling rates included) as they are. Close closes a.
+func Wrap(a *agent.Agent) *FixtureAgent { return &FixtureAgent{a: a} }
+
 // Agent returns the underlying agent.
 func (fa *FixtureAgent) Agent() *agent.Agent { return fa.a }
 

@@ -1,0 +1,289 @@
+// Command agent-overhead measures what schedscope's in-target agent costs the
+// target: CPU time per request at a fixed offered rate, with and without the
+// agent (flight recorder on, /metrics polled at 1 Hz), in fresh target
+// processes, alternating the two variants round after round.
+//
+//	go run ./bench/agent-overhead -rounds 5 -rate 2000 -duration 10s
+//
+// The target is this program itself in -serve mode: the fixture server
+// (goroutine model) with or without the agent at /debug/schedscope/. Its CPU
+// comes from /proc/PID/stat over each steady phase. The load generator runs
+// in this process, so the machine's load matters: the program prints the load
+// average before and after.
+//
+// It also serves a fixture with the agent for manual runs:
+//
+//	go run ./bench/agent-overhead -serve 127.0.0.1:8080 -agent
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/schedscope/schedscope/collect/agent"
+	"github.com/schedscope/schedscope/collect/fixtureagent"
+	"github.com/schedscope/schedscope/collect/load"
+	"github.com/schedscope/schedscope/fixtures"
+)
+
+func main() {
+	serve := flag.String("serve", "", "serve the fixture on ADDR (target mode)")
+	withAgent := flag.Bool("agent", false, "target mode: mount the agent (flight recorder on)")
+	profiling := flag.Bool("profiling", false, "target mode: also enable block and mutex profiling (fixtureagent's rates)")
+	model := flag.String("model", "goroutine", "target mode: the fixture's concurrency model")
+	workers := flag.Int("workers", 0, "target mode: workers of the pool model (0: the fixture's default)")
+	dbPool := flag.Int("db-pool", 0, "target mode: database pool size (0: the fixture's default)")
+	rounds := flag.Int("rounds", 5, "rounds; each runs both variants in fresh processes")
+	rate := flag.Float64("rate", 2000, "offered rate, req/s")
+	duration := flag.Duration("duration", 10*time.Second, "steady phase per variant and round")
+	warmup := flag.Duration("warmup", 2*time.Second, "warm-up before each steady phase")
+	path := flag.String("path", "/sleep?ms=1", "request path on the fixture")
+	flag.Parse()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	var err error
+	if *serve != "" {
+		err = serveFixture(ctx, *serve, *withAgent, *profiling, *model, *workers, *dbPool)
+	} else {
+		err = bench(ctx, *rounds, *rate, *duration, *warmup, *path, *profiling)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "agent-overhead:", err)
+		os.Exit(1)
+	}
+}
+
+func serveFixture(ctx context.Context, addr string, withAgent, profiling bool, model string, workers, dbPool int) error {
+	cfg := fixtures.DefaultConfig()
+	cfg.Addr = addr
+	m, err := fixtures.ParseModel(model)
+	if err != nil {
+		return err
+	}
+	cfg.Model = m
+	if workers > 0 {
+		cfg.Workers = workers
+	}
+	if dbPool > 0 {
+		cfg.DBPool = dbPool
+	}
+	var fa *fixtureagent.FixtureAgent
+	if withAgent {
+		if profiling {
+			fa, err = fixtureagent.New(agent.Options{}) // block and mutex profiling on
+		} else {
+			var a *agent.Agent
+			a, err = agent.New(agent.Options{}) // the agent's defaults: profiling rates untouched (off)
+			fa = fixtureagent.Wrap(a)
+		}
+		if err != nil {
+			return err
+		}
+		defer fa.Close()
+		cfg.Routes = fa.Routes
+	}
+	srv, err := fixtures.Start(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	if fa != nil {
+		fa.Attach(srv)
+	}
+	fmt.Printf("listening on %s (agent %v)\n", srv.URL(), withAgent)
+	<-ctx.Done()
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return srv.Shutdown(sctx)
+}
+
+// measurement is one variant's figures in one round.
+type measurement struct {
+	cpuUSPerReq float64
+	completed   int64
+	okPerS      float64
+	polls       int
+}
+
+func bench(ctx context.Context, rounds int, rate float64, duration, warmup time.Duration, path string, profiling bool) error {
+	fmt.Printf("load average before: %s\n", loadavg())
+	fmt.Printf("agent variant: flight recorder on, /metrics polled at 1 Hz, block/mutex profiling %v\n", profiling)
+	fmt.Printf("rate %.0f req/s, %v steady + %v warm-up per variant, %d rounds, path %s\n\n", rate, duration, warmup, rounds, path)
+	res := map[bool][]measurement{}
+	for i := 0; i < rounds; i++ {
+		order := []bool{false, true}
+		if i%2 == 1 {
+			order = []bool{true, false}
+		}
+		for _, withAgent := range order {
+			m, err := measure(ctx, withAgent, profiling, rate, duration, warmup, path)
+			if err != nil {
+				return err
+			}
+			res[withAgent] = append(res[withAgent], m)
+			fmt.Printf("round %d agent=%-5v target CPU %.1f us/req, %d requests, %.0f 2xx/s, %d polls\n",
+				i+1, withAgent, m.cpuUSPerReq, m.completed, m.okPerS, m.polls)
+		}
+	}
+	without, with := median(res[false]), median(res[true])
+	fmt.Printf("\nmedian target CPU per request: without agent %.1f us, with agent %.1f us: %+.1f %%\n",
+		without, with, 100*(with-without)/without)
+	fmt.Printf("load average after: %s\n", loadavg())
+	return nil
+}
+
+func median(ms []measurement) float64 {
+	v := make([]float64, len(ms))
+	for i, m := range ms {
+		v[i] = m.cpuUSPerReq
+	}
+	slices.Sort(v)
+	if len(v) == 0 {
+		return 0
+	}
+	if len(v)%2 == 1 {
+		return v[len(v)/2]
+	}
+	return (v[len(v)/2-1] + v[len(v)/2]) / 2
+}
+
+// measure starts a fresh target, drives the load and returns the target's
+// CPU per request over the steady phase.
+func measure(ctx context.Context, withAgent, profiling bool, rate float64, duration, warmup time.Duration, path string) (measurement, error) {
+	addr, err := freeAddr()
+	if err != nil {
+		return measurement{}, err
+	}
+	args := []string{"-serve", addr}
+	if withAgent {
+		args = append(args, "-agent")
+		if profiling {
+			args = append(args, "-profiling")
+		}
+	}
+	cmd := exec.CommandContext(ctx, os.Args[0], args...)
+	cmd.Stdout, cmd.Stderr = io.Discard, os.Stderr
+	if err := cmd.Start(); err != nil {
+		return measurement{}, err
+	}
+	defer func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		cmd.Wait()
+	}()
+	base := "http://" + addr
+	if err := waitReady(ctx, base+"/stats"); err != nil {
+		return measurement{}, err
+	}
+
+	var m measurement
+	pollCtx, stopPoll := context.WithCancel(ctx)
+	defer stopPoll()
+	pollDone := make(chan struct{})
+	go func() {
+		defer close(pollDone)
+		if !withAgent {
+			return
+		}
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-pollCtx.Done():
+				return
+			case <-t.C:
+			}
+			if resp, err := http.Get(base + "/debug/schedscope/metrics"); err == nil {
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				m.polls++
+			}
+		}
+	}()
+
+	var cpuStart, cpuEnd time.Duration
+	pid := cmd.Process.Pid
+	res, err := load.Run(ctx, load.Config{
+		URL: base + path, Rate: rate, Duration: duration, Warmup: warmup,
+		Progress: func(p load.Progress) {
+			if p.Kind == load.Steady && cpuStart == 0 {
+				cpuStart = procCPU(pid)
+			}
+			if p.Kind == load.Steady && p.Done {
+				cpuEnd = procCPU(pid)
+			}
+		},
+	})
+	stopPoll()
+	<-pollDone
+	if err != nil {
+		return m, err
+	}
+	if len(res.Phases) == 0 || cpuEnd <= cpuStart {
+		return m, fmt.Errorf("no steady phase measured")
+	}
+	ph := res.Phases[0]
+	m.completed, m.okPerS = ph.Completed, ph.OKPerS
+	m.cpuUSPerReq = float64((cpuEnd - cpuStart).Microseconds()) / float64(ph.Completed)
+	return m, nil
+}
+
+// procCPU is the process's user+system time from /proc/PID/stat.
+func procCPU(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 13 {
+		return 0
+	}
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(ut+st) * 10 * time.Millisecond
+}
+
+func waitReady(ctx context.Context, url string) error {
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		if resp, err := http.Get(url); err == nil {
+			resp.Body.Close()
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("target at %s never answered", url)
+}
+
+func freeAddr() (string, error) {
+	l, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
+
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	return strings.Join(strings.Fields(string(b))[:3], " ")
+}
