@@ -36,7 +36,9 @@ type Options struct {
 	Sleep time.Duration
 	// MinLockedWakeups is how many starts after a wake-up, all on one
 	// thread that ran nothing else, make a goroutine count as locked to
-	// its thread. Zero means 2.
+	// its thread. Zero means 2; 1 flags every goroutine that happened to
+	// resume once on the thread it blocked on (see the pitfall in
+	// docs/readme-analyze.md).
 	MinLockedWakeups int
 	// TimelineStep is the Report.Timeline resolution before it coarsens
 	// (it doubles whenever the timeline would exceed 2048 points). Zero

@@ -71,15 +71,16 @@ func isWake(c cause) bool {
 // gState is one goroutine's state in goAcc. It is pointer-free, held in a
 // slice and found through goAcc.slot.
 type gState struct {
-	id       trace.GoID
-	state    trace.GoState
-	since    trace.Time // entered state
-	sinceOK  bool       // since is a real transition, not the trace start
-	group    int32
-	cause    cause // why Runnable, or why Waiting
-	blockAt  trace.Time
-	blockSit int32 // blocking site index, -1 none
-	blockStk stackID
+	id          trace.GoID
+	state       trace.GoState
+	since       trace.Time // entered state
+	sinceOK     bool       // since is a real transition, not the trace start
+	group       int32
+	cause       cause // why Runnable, or why Waiting
+	blockAt     trace.Time
+	blockThread trace.ThreadID // the thread it blocked on
+	blockSit    int32          // blocking site index, -1 none
+	blockStk    stackID
 
 	// sleep
 	sleepSite  int32 // -1 when not in a sleep
@@ -182,12 +183,13 @@ type goAcc struct {
 	blockCause  []cause // by stackID: the cause blockSiteOf is for
 	sleepSiteOf []int32 // by stackID: index in sleepSites +1, 0 unknown
 
-	handoff map[int32]*hist
-	lockedP map[int32][]PinnedEvent // pending locked spans of candidates
-	locked  []LockedGoroutine
-	pinned  []PinnedEvent
-	tracer  []PinnedEvent
-	dropped int64
+	handoff  map[int32]*hist
+	lockedBy map[int32]*lockedAcc
+	lockedP  map[int32][]PinnedEvent // pending locked spans of candidates
+	locked   []LockedGoroutine
+	pinned   []PinnedEvent
+	tracer   []PinnedEvent
+	dropped  int64
 
 	// lifecycle
 	created, ended, atStart int64
@@ -213,6 +215,7 @@ func newGoAcc(opts *Options, stacks *stackTable, idx *goIndex) *goAcc {
 		threadIdx:   make(map[trace.ThreadID]int32),
 		lastTh:      trace.NoThread,
 		handoff:     make(map[int32]*hist),
+		lockedBy:    make(map[int32]*lockedAcc),
 		lockedP:     make(map[int32][]PinnedEvent),
 	}
 	a.groups = []group{{name: "(unknown)"}}
@@ -343,6 +346,7 @@ func (a *goAcc) transition(ev *trace.Event, st *trace.StateTransition, from, to 
 	case trace.GoWaiting:
 		g.cause = blockCause(st.Reason)
 		g.blockAt = t
+		g.blockThread = ev.Thread()
 		g.blockSit = -1
 		g.blockStk = 0
 		if from == trace.GoRunning {
@@ -473,10 +477,47 @@ func (a *goAcc) noteHandoff(i int32, g *gState, lat int64) {
 }
 
 func (a *goAcc) resetLock(i int32, g *gState) {
+	if a.qualifies(g) {
+		a.commitLock(i, g)
+	}
 	g.lockRun = 0
 	g.lockThread = trace.NoThread
 	g.handoffN, g.handoffMax, g.handoff1 = 0, 0, 0
 	delete(a.handoff, i)
+	delete(a.lockedP, i)
+}
+
+// qualifies reports whether g's current candidate period shows it locked to
+// its thread: enough wake-ups resumed there, the thread running nothing else.
+func (a *goAcc) qualifies(g *gState) bool {
+	return g.lockRun >= int32(a.opts.MinLockedWakeups)
+}
+
+// lockedAcc accumulates one goroutine's locked periods (a goroutine may
+// lock and unlock many times, as an HTTP connection's goroutine serving a
+// handler that locks does).
+type lockedAcc struct {
+	lg LockedGoroutine
+	h  hist
+}
+
+// commitLock records g's current period as locked and reports its spans.
+func (a *goAcc) commitLock(i int32, g *gState) {
+	la := a.lockedBy[i]
+	if la == nil {
+		la = &lockedAcc{lg: LockedGoroutine{GoID: int64(g.id), Thread: int64(g.lockThread)}}
+		a.lockedBy[i] = la
+	}
+	la.lg.Wakeups += int64(g.lockRun)
+	la.lg.HandoffMaxNs = max(la.lg.HandoffMaxNs, g.handoffMax)
+	if h := a.handoff[i]; h != nil {
+		la.h.Merge(h)
+	} else if g.lockRun > 0 {
+		la.h.Add(g.handoff1)
+	}
+	for _, e := range a.lockedP[i] {
+		a.addPinned(g, e)
+	}
 	delete(a.lockedP, i)
 }
 
@@ -650,21 +691,19 @@ func (a *goAcc) finishGoroutine(i int32, end trace.Time, ended bool) {
 			a.addPinned(g, a.syscallSpan(g, a.stacks.info(g.sysStack), end, false, true))
 		}
 	}
-	if g.lockRun >= int32(a.opts.MinLockedWakeups) {
-		lg := LockedGoroutine{
-			GoID: int64(g.id), StartFunc: a.groups[g.group].name, Thread: int64(g.lockThread),
-			Wakeups: int64(g.lockRun), HandoffMaxNs: g.handoffMax, HandoffP50Ns: g.handoff1, Ended: ended,
+	if a.qualifies(g) {
+		if !ended && g.state == trace.GoWaiting && g.cause != causeUnknown && g.blockThread == g.lockThread &&
+			int64(end-g.blockAt) >= int64(a.opts.PinThreshold) {
+			a.lockedP[i] = append(a.lockedP[i], a.lockedSpan(g, end, true))
 		}
-		if h := a.handoff[i]; h != nil {
-			lg.HandoffP50Ns = h.Quantile(0.5)
-		}
-		a.locked = append(a.locked, lg)
-		for _, e := range a.lockedP[i] {
-			a.addPinned(g, e)
-		}
-		if !ended && g.state == trace.GoWaiting && g.cause != causeUnknown && int64(end-g.blockAt) >= int64(a.opts.PinThreshold) {
-			a.addPinned(g, a.lockedSpan(g, end, true))
-		}
+		a.commitLock(i, g)
+	}
+	if la := a.lockedBy[i]; la != nil {
+		la.lg.StartFunc = a.groups[g.group].name
+		la.lg.Ended = ended
+		la.lg.HandoffP50Ns = la.h.Quantile(0.5)
+		a.locked = append(a.locked, la.lg)
+		delete(a.lockedBy, i)
 	}
 	delete(a.handoff, i)
 	delete(a.lockedP, i)
