@@ -128,6 +128,10 @@ func (c *collector) drain(ps *phaseState) {
 		sh.mu.Lock()
 		rec := sh.recs[idx]
 		if rec != nil && rec.completed > 0 {
+			if ps.completed == 0 || rec.firstDone < ps.firstDone {
+				ps.firstDone = rec.firstDone
+			}
+			ps.lastDone = max(ps.lastDone, rec.lastDone)
 			ps.tickLat.Merge(rec.lat)
 			ps.tickSvc.Merge(rec.svc)
 			ps.tickLag.Merge(rec.lag)
@@ -227,9 +231,7 @@ func (c *collector) finalize(ps *phaseState) {
 	if !ps.ended { // interrupted before the driver closed it
 		stop = r.nowNS()
 		ps.cpu1, ps.gc1 = processCPU(), readGC()
-		ps.ok1, ps.done1 = r.okDone.Load(), r.done.Load()
 	}
-	okInWindow, doneInWindow := ps.ok1-ps.ok0, ps.done1-ps.done0
 	cpu := ps.cpu1 - ps.cpu0
 	gc := gcBetween(ps.gc0, ps.gc1)
 	r.mu.Unlock()
@@ -253,9 +255,8 @@ func (c *collector) finalize(ps *phaseState) {
 	if len(ps.codes) > 0 {
 		p.StatusCodes = ps.codes
 	}
+	p.CompletedPerS, p.OKPerS = completionRate(ps, dur)
 	if dur > 0 {
-		p.OKPerS = float64(okInWindow) / dur
-		p.CompletedPerS = float64(doneInWindow) / dur
 		p.GeneratorCPUCores = cpu.Seconds() / dur
 	}
 	if p.Sent > 0 {
@@ -271,6 +272,24 @@ func (c *collector) finalize(ps *phaseState) {
 	}
 	ps.result = p
 	ps.tickSvc, ps.tickLag, ps.ivLat, ps.ivSvc, ps.ivLag = nil, nil, nil, nil, nil
+}
+
+// completionRate is the rate at which the target answered the phase's
+// requests: completions per second from the phase's first completion to its
+// last, and the 2xx share of it. Below capacity that is the offered rate;
+// above it, the requests still queued when the phase ended are answered
+// later, at the target's own pace, which is what this shows. With fewer than
+// two completions it falls back to counts over the phase's duration.
+func completionRate(ps *phaseState, dur float64) (completed, ok float64) {
+	span := float64(ps.lastDone-ps.firstDone) / 1e9
+	if ps.completed < 2 || span <= 0 {
+		if dur <= 0 {
+			return 0, 0
+		}
+		return float64(ps.completed) / dur, float64(ps.ok) / dur
+	}
+	completed = float64(ps.completed-1) / span
+	return completed, completed * float64(ps.ok) / float64(ps.completed)
 }
 
 func ms(ns int64) float64 { return float64(ns) / 1e6 }

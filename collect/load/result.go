@@ -81,13 +81,14 @@ type PhaseResult struct {
 	Errors ErrorCounts `json:"errors"`
 	// StatusCodes counts responses by HTTP status (2xx included).
 	StatusCodes map[int]int64 `json:"status_codes,omitempty"`
-	// OKPerS is the target's throughput while this phase was offered: the
-	// 2xx responses received during the phase's window [start, end), from
-	// this or an earlier phase's requests, per second. A saturated target
-	// shows its ceiling here, while OK (this phase's requests, answered
-	// whenever) eventually reaches Sent.
+	// OKPerS is the rate at which the target answered this phase's requests
+	// with 2xx: completions per second from the phase's first completion to
+	// its last, times the 2xx share. Below capacity it equals the offered
+	// rate; above it, requests still queued when the phase ended are
+	// answered later at the target's own pace, so a saturated target shows
+	// its ceiling here even though OK eventually reaches Sent.
 	OKPerS float64 `json:"ok_per_s"`
-	// CompletedPerS counts every completion (any outcome) the same way.
+	// CompletedPerS is the same rate for every completion, any outcome.
 	CompletedPerS float64 `json:"completed_per_s"`
 	// Latency is measured from each request's intended send time to the end
 	// of its response (or its timeout), in milliseconds; responses of any

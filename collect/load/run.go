@@ -18,7 +18,7 @@ const histMax = int64(time.Hour)
 func newHist() *hdrhistogram.Histogram { return hdrhistogram.New(1, histMax, 3) }
 
 // sampleEvery is how often the collector samples the number in flight.
-const sampleEvery = 5 * time.Millisecond
+const sampleEvery = 10 * time.Millisecond
 
 // closedBackoff is how long a closed-model user waits after a connection or
 // other error before its next request, so an unreachable target is not
@@ -65,9 +65,9 @@ type runner struct {
 	timeout time.Duration
 
 	inflight atomic.Int64 // requests in flight, all phases
-	// okDone and done count 2xx and all completions as they happen, whatever
-	// their phase: a phase's throughput is their growth during its window.
-	okDone, done atomic.Int64
+	// okDone counts 2xx responses as they arrive, whatever their phase (for
+	// the live 2xx/s).
+	okDone atomic.Int64
 
 	// Open model: workers receive tickets; only the driver goroutine spawns
 	// workers and sends tickets.
@@ -79,6 +79,9 @@ type runner struct {
 	// connections.
 	idleMu  sync.Mutex
 	idleReq []requester
+
+	// sleeper times the driver's short waits; nil when unavailable.
+	sleeper *preciseSleeper
 
 	mu       sync.Mutex // guards current and the phaseState fields marked "mu"
 	current  int        // plan index being driven, -1 before and after
@@ -98,8 +101,6 @@ type phaseState struct {
 	startNS, endNS   int64
 	cpu0, cpu1       time.Duration
 	gc0, gc1         gcSample
-	ok0, ok1         int64 // runner.okDone at the window's start and end
-	done0, done1     int64 // runner.done at the window's start and end
 	final            bool
 	result           *PhaseResult
 	nextIntervalFrom int64
@@ -110,6 +111,7 @@ type phaseState struct {
 	tickLag                *hdrhistogram.Histogram
 	ivLat, ivSvc, ivLag    *hdrhistogram.Histogram // the current Interval; nil when not requested
 	completed, ok          int64
+	firstDone, lastDone    int64 // completion times, ns
 	errs                   ErrorCounts
 	codes                  map[int]int64
 	inflightSum            float64
@@ -130,8 +132,11 @@ type shard struct {
 type phaseRec struct {
 	lat, svc, lag *hdrhistogram.Histogram
 	completed, ok int64
-	errs          ErrorCounts
-	codes         [600]int64
+	// firstDone and lastDone bound the completion times (ns) since the
+	// collector last drained the recorder; valid when completed > 0.
+	firstDone, lastDone int64
+	errs                ErrorCounts
+	codes               [600]int64
 }
 
 func newRunner(ctx context.Context, cfg *Config) (*runner, error) {
@@ -170,6 +175,14 @@ func newRunner(ctx context.Context, cfg *Config) (*runner, error) {
 func (r *runner) nowNS() int64 { return int64(time.Since(r.start)) }
 
 func (r *runner) run() *Result {
+	if s, err := newPreciseSleeper(); err == nil {
+		r.sleeper = s
+	}
+	defer func() {
+		if r.sleeper != nil {
+			r.sleeper.close()
+		}
+	}()
 	r.start = time.Now()
 	stopClose := context.AfterFunc(r.ctx, r.conns.closeAll)
 	defer stopClose()
@@ -236,7 +249,6 @@ func (r *runner) drive(p phasePlan) {
 		start = r.nowNS()
 		r.mu.Lock()
 		ps.began, ps.startNS, ps.cpu0, ps.gc0 = true, start, cpu, gc
-		ps.ok0, ps.done0 = r.okDone.Load(), r.done.Load()
 		ps.nextIntervalFrom = start
 		r.current, r.curStart = p.index, start
 		r.mu.Unlock()
@@ -248,7 +260,7 @@ func (r *runner) drive(p phasePlan) {
 	end := start + int64(p.dur)
 	switch {
 	case p.kind == Pause:
-		r.sleepUntil(end)
+		r.sleepUntil(end, true)
 	case p.users > 0:
 		r.closedPhase(ps, end)
 	default:
@@ -262,15 +274,15 @@ func (r *runner) drive(p phasePlan) {
 		cpu, gc := processCPU(), readGC()
 		r.mu.Lock()
 		ps.ended, ps.endNS, ps.cpu1, ps.gc1 = true, stop, cpu, gc
-		ps.ok1, ps.done1 = r.okDone.Load(), r.done.Load()
 		r.mu.Unlock()
 	}
 }
 
 // sleepUntil sleeps until t on the run's clock or until the context is
-// cancelled, reporting false when cancelled. The last 2 ms are slept with
-// shortSleep, for precision.
-func (r *runner) sleepUntil(t int64) bool {
+// cancelled, reporting false when cancelled. The driver's last 3 ms are
+// slept with the precise sleeper when there is one (for the send lag);
+// closed-model users (precise false) use the runtime's timers.
+func (r *runner) sleepUntil(t int64, precise bool) bool {
 	var timer *time.Timer
 	for {
 		if r.ctx.Err() != nil {
@@ -280,21 +292,28 @@ func (r *runner) sleepUntil(t int64) bool {
 		if d <= 0 {
 			return true
 		}
-		if d > 3*time.Millisecond {
-			if timer == nil {
-				timer = time.NewTimer(d - 2*time.Millisecond)
-				defer timer.Stop()
-			} else {
-				timer.Reset(d - 2*time.Millisecond)
-			}
-			select {
-			case <-r.ctx.Done():
-				return false
-			case <-timer.C:
+		if precise && r.sleeper != nil && d <= 3*time.Millisecond {
+			if err := r.sleeper.sleep(d); err != nil {
+				r.sleeper.close()
+				r.sleeper = nil
 			}
 			continue
 		}
-		shortSleep(d)
+		wait := d
+		if precise && r.sleeper != nil {
+			wait = d - 2*time.Millisecond
+		}
+		if timer == nil {
+			timer = time.NewTimer(wait)
+			defer timer.Stop()
+		} else {
+			timer.Reset(wait)
+		}
+		select {
+		case <-r.ctx.Done():
+			return false
+		case <-timer.C:
+		}
 	}
 }
 
@@ -308,11 +327,11 @@ func (r *runner) openPhase(ps *phaseState, start, end int64) {
 	for {
 		due := pc.next()
 		if due >= end {
-			r.sleepUntil(end)
+			r.sleepUntil(end, true)
 			return
 		}
 		if due > r.nowNS() {
-			if !r.sleepUntil(due) {
+			if !r.sleepUntil(due, true) {
 				return
 			}
 		}
@@ -369,7 +388,6 @@ func (r *runner) finish(sh *shard, ps *phaseState, intended, sent int64, status 
 		if o == outOK {
 			r.okDone.Add(1)
 		}
-		r.done.Add(1)
 	}
 	ps.inflight.Add(-1)
 	r.inflight.Add(-1)
@@ -383,6 +401,10 @@ func (s *shard) record(phase int, o outcome, status int, intended, sent, done in
 		s.mu.Unlock()
 		return
 	}
+	if rec.completed == 0 || done < rec.firstDone {
+		rec.firstDone = done
+	}
+	rec.lastDone = max(rec.lastDone, done)
 	rec.completed++
 	switch o {
 	case outOK:
@@ -442,7 +464,7 @@ func (r *runner) user(ps *phaseState, req requester, sh *shard, end int64) {
 		if o >= outConnection {
 			pause = max(pause, closedBackoff)
 		}
-		if pause > 0 && !r.sleepUntil(min(r.nowNS()+int64(pause), end)) {
+		if pause > 0 && !r.sleepUntil(min(r.nowNS()+int64(pause), end), false) {
 			return
 		}
 	}

@@ -238,7 +238,7 @@ func TestLadderAndWarmup(t *testing.T) {
 	intervals := map[int]int64{}
 	cfg := Config{
 		URL: srv.URL, Rates: []float64{50, 100}, Warmup: 300 * time.Millisecond,
-		Duration: 500 * time.Millisecond, Pause: 100 * time.Millisecond,
+		Duration: 500 * time.Millisecond, Pause: 300 * time.Millisecond,
 		ProgressEvery: 50 * time.Millisecond, IntervalEvery: 100 * time.Millisecond,
 		Progress: func(p Progress) {
 			mu.Lock()
@@ -278,8 +278,8 @@ func TestLadderAndWarmup(t *testing.T) {
 	}
 	// Pauses separate the phases on the load's clock.
 	w, a, b := res.Warmup, res.Phases[0], res.Phases[1]
-	if a.StartS-w.EndS < 0.09 || b.StartS-a.EndS < 0.09 {
-		t.Errorf("phase windows %.3f-%.3f, %.3f-%.3f, %.3f-%.3f: want 100 ms pauses between them",
+	if a.StartS-w.EndS < 0.29 || b.StartS-a.EndS < 0.29 {
+		t.Errorf("phase windows %.3f-%.3f, %.3f-%.3f, %.3f-%.3f: want 300 ms pauses between them",
 			w.StartS, w.EndS, a.StartS, a.EndS, b.StartS, b.EndS)
 	}
 	mu.Lock()

@@ -2,7 +2,19 @@
 
 package load
 
-import "time"
+import (
+	"errors"
+	"time"
+)
 
-// shortSleep sleeps for d with the runtime's timer precision.
-func shortSleep(d time.Duration) { time.Sleep(d) }
+// preciseSleeper is only implemented on Linux; elsewhere the runtime's
+// timers are used.
+type preciseSleeper struct{}
+
+func newPreciseSleeper() (*preciseSleeper, error) {
+	return nil, errors.New("no precise sleeper on this platform")
+}
+
+func (s *preciseSleeper) sleep(d time.Duration) error { time.Sleep(d); return nil }
+
+func (s *preciseSleeper) close() {}
