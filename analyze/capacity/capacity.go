@@ -32,14 +32,20 @@ type Sample struct {
 	P50, P99 time.Duration // latency from the intended send time
 	Errors   int64         // non-2xx, transport errors and timeouts
 	NotSent  int64         // scheduled but never sent: every slot was busy
+	Planned  int64         // requests the generator planned (sent + not sent); 0 when unknown
 
 	// CPUPerRequest is the target's CPU time (user+system) during the
 	// phase divided by its 2xx responses; 0 when unknown.
 	CPUPerRequest time.Duration
 	RSSBytes      int64 // target resident set at the end of the phase; 0 when unknown
+	// CPUCores is the target's CPU time during the phase divided by the
+	// phase's length: how many cores it kept busy. 0 when unknown.
+	CPUCores float64
 
 	// GeneratorBound says the load generator, not the target, limited the
-	// phase; such a phase is shown but never used for the knee or ceiling.
+	// phase; such a phase is shown but never used for the knee. It still
+	// counts for the ceiling when the generator sent (almost) every planned
+	// request: a late generator delays requests but still offers them.
 	GeneratorBound bool
 }
 
@@ -84,7 +90,9 @@ type Cell struct {
 	P50, P99      time.Duration
 	Errors        int64
 	NotSent       int64
+	Planned       int64
 	CPUPerRequest time.Duration
+	CPUCores      float64
 	RSSBytes      int64
 	// GeneratorBound is true when any iteration of this cell was
 	// generator-bound.
@@ -96,6 +104,12 @@ type Cell struct {
 	Knee bool
 }
 
+// FullyOffered reports whether the generator sent at least 99 % of the
+// requests it planned (always true when Planned is unknown).
+func (c Cell) FullyOffered() bool {
+	return c.Planned <= 0 || float64(c.NotSent) <= 0.01*float64(c.Planned)
+}
+
 // Level is everything measured at one GOMAXPROCS value.
 type Level struct {
 	GOMAXPROCS int
@@ -105,21 +119,24 @@ type Level struct {
 	// also served; 0 when even the lowest rate was not served.
 	Knee float64
 	// Ceiling is the highest OKPerSec (throughput during the window) of any
-	// cell that was not generator-bound.
+	// fully offered cell (see Cell.FullyOffered).
 	Ceiling float64
-	// Saturated: some usable rate above the knee was not served, so the
+	// Saturated: some fully offered rate failed the served rule, so the
 	// ceiling is the target's limit and not just the top of the ladder.
 	Saturated bool
 
 	LowLoadP50, LowLoadP99 time.Duration // at the lowest offered rate
 	// CPUPerRequest is the median CPU per 2xx response over the level's
-	// usable cells; 0 when not measured.
+	// cells that passed the served rule (where no rejected or timed-out
+	// request inflates it), or over all its cells when none did; 0 when not
+	// measured.
 	CPUPerRequest time.Duration
 	// CPUFraction is CPUPerRequest / LowLoadP50: the share of a request's
 	// life spent running on a P.
 	CPUFraction float64
-	// BusyPs is Ceiling x CPUPerRequest: how many Ps were kept busy at the
-	// ceiling. Close to GOMAXPROCS means the Ps were the limit.
+	// BusyPs is the target's CPU use, in cores, in the cell that set the
+	// ceiling (Ceiling x CPUPerRequest when that was not measured). Close
+	// to GOMAXPROCS means the Ps were the limit.
 	BusyPs float64
 	// InService is Ceiling x LowLoadP50 (Little's law): how many requests
 	// were in service at the ceiling when latency is the low-load one.
@@ -256,6 +273,8 @@ func Cells(samples []Sample) []Cell {
 		c.NotSent = int64(math.Round(median(g, func(s Sample) float64 { return float64(s.NotSent) })))
 		c.CPUPerRequest = time.Duration(median(g, func(s Sample) float64 { return float64(s.CPUPerRequest) }))
 		c.RSSBytes = int64(median(g, func(s Sample) float64 { return float64(s.RSSBytes) }))
+		c.Planned = int64(math.Round(median(g, func(s Sample) float64 { return float64(s.Planned) })))
+		c.CPUCores = median(g, func(s Sample) float64 { return s.CPUCores })
 		for _, s := range g {
 			c.GeneratorBound = c.GeneratorBound || s.GeneratorBound
 		}
@@ -273,42 +292,48 @@ func analyzeLevel(gmp int, samples []Sample, opt Options) Level {
 	}
 	l := Level{GOMAXPROCS: gmp, Cells: Cells(mine)}
 
-	var usable []int // indexes of cells not generator-bound
-	for i, c := range l.Cells {
-		if !c.GeneratorBound {
-			usable = append(usable, i)
-		}
-	}
 	// The low-load latency is the lowest rate's, even when that cell was
 	// generator-bound: a late generator only adds its lag to the latency
 	// (which is measured from the intended send time), making the p99
 	// rule more lenient, never stricter; a higher, overloaded rate would
 	// make the rule meaningless.
-	if len(l.Cells) > 0 {
-		l.LowLoadP50, l.LowLoadP99 = l.Cells[0].P50, l.Cells[0].P99
-	}
-	if len(usable) == 0 {
+	if len(l.Cells) == 0 {
 		return l
 	}
+	l.LowLoadP50, l.LowLoadP99 = l.Cells[0].P50, l.Cells[0].P99
 
-	kneeAt := -1
+	kneeAt, ceilingAt := -1, -1
 	broken := false
-	var cpu []float64
-	for _, i := range usable {
+	var cpuServed, cpuAll []float64
+	for i := range l.Cells {
 		c := &l.Cells[i]
-		c.Served = c.Answered >= opt.ServedFraction*c.OfferedRate &&
+		rule := c.Answered >= opt.ServedFraction*c.OfferedRate &&
 			float64(c.P99) <= opt.P99Factor*float64(l.LowLoadP99)
-		if c.Served && !broken {
-			kneeAt = i
+		c.Served = rule && !c.GeneratorBound
+		if c.FullyOffered() {
+			if !rule {
+				l.Saturated = true
+			}
+			if ceilingAt < 0 || c.OKPerSec > l.Ceiling {
+				l.Ceiling, ceilingAt = c.OKPerSec, i
+			}
 		}
-		if !c.Served {
-			broken = true
-			l.Saturated = true
+		if !c.GeneratorBound {
+			if c.Served && !broken {
+				kneeAt = i
+			}
+			broken = broken || !c.Served
 		}
-		l.Ceiling = math.Max(l.Ceiling, c.OKPerSec)
 		if c.CPUPerRequest > 0 {
-			cpu = append(cpu, float64(c.CPUPerRequest))
+			cpuAll = append(cpuAll, float64(c.CPUPerRequest))
+			if rule {
+				cpuServed = append(cpuServed, float64(c.CPUPerRequest))
+			}
 		}
+	}
+	cpu := cpuServed
+	if len(cpu) == 0 {
+		cpu = cpuAll
 	}
 	if kneeAt >= 0 {
 		l.Cells[kneeAt].Knee = true
@@ -328,6 +353,9 @@ func analyzeLevel(gmp int, samples []Sample, opt Options) Level {
 	if l.CPUPerRequest > 0 {
 		l.BusyPs = l.Ceiling * l.CPUPerRequest.Seconds()
 		l.CPUPrediction = float64(gmp) / l.CPUPerRequest.Seconds()
+	}
+	if ceilingAt >= 0 && l.Cells[ceilingAt].CPUCores > 0 {
+		l.BusyPs = l.Cells[ceilingAt].CPUCores
 	}
 	return l
 }
@@ -458,10 +486,10 @@ func notes(levels []Level) []string {
 			}
 		}
 		if n > 0 {
-			out = append(out, fmt.Sprintf("GOMAXPROCS %d: %d rate(s) were generator-bound and are not used for the knee or ceiling", l.GOMAXPROCS, n))
+			out = append(out, fmt.Sprintf("GOMAXPROCS %d: %d rate(s) were generator-bound and are not used for the knee", l.GOMAXPROCS, n))
 		}
 		if !l.Saturated && l.Ceiling > 0 {
-			out = append(out, fmt.Sprintf("GOMAXPROCS %d served every usable rate: its ceiling (%.0f req/s) is a lower bound", l.GOMAXPROCS, l.Ceiling))
+			out = append(out, fmt.Sprintf("GOMAXPROCS %d served every rate: its ceiling (%.0f req/s) is a lower bound", l.GOMAXPROCS, l.Ceiling))
 		}
 		if l.Knee == 0 && l.Ceiling > 0 {
 			out = append(out, fmt.Sprintf("GOMAXPROCS %d did not serve its lowest usable rate: no knee", l.GOMAXPROCS))

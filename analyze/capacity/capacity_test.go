@@ -154,8 +154,9 @@ func TestMediansAndGeneratorBound(t *testing.T) {
 		{GOMAXPROCS: 1, Iteration: 1, OfferedRate: 100, OKPerSec: 90, P99: 10 * ms},
 		{GOMAXPROCS: 1, Iteration: 2, OfferedRate: 100, OKPerSec: 99.5, P99: 12 * ms},
 		{GOMAXPROCS: 1, Iteration: 3, OfferedRate: 100, OKPerSec: 99.9, P99: 30 * ms},
-		// a generator-bound step at a higher rate must not become the ceiling or break the knee
-		{GOMAXPROCS: 1, Iteration: 1, OfferedRate: 200, OKPerSec: 150, P99: 12 * ms, GeneratorBound: true},
+		// a generator-bound step that did not send its requests must not
+		// become the ceiling or break the knee
+		{GOMAXPROCS: 1, Iteration: 1, OfferedRate: 200, OKPerSec: 150, P99: 12 * ms, GeneratorBound: true, NotSent: 50, Planned: 400},
 		{GOMAXPROCS: 1, Iteration: 1, OfferedRate: 150, OKPerSec: 149, P99: 13 * ms},
 	}
 	a, err := Analyze(s, Options{})
@@ -247,5 +248,15 @@ func TestLowLoadReferenceIgnoresGeneratorFlag(t *testing.T) {
 	l := a.Levels[0]
 	if l.LowLoadP99 != 103*ms || l.Knee != 0 || l.Ceiling != 151 || !l.Saturated {
 		t.Errorf("low p99 %v knee %v ceiling %v saturated %v; want 103ms, none, 151, true", l.LowLoadP99, l.Knee, l.Ceiling, l.Saturated)
+	}
+	// A late generator that still sent every request offers the load: its
+	// overloaded step sets the ceiling, though it is no knee.
+	s[2].GeneratorBound, s[2].Planned = true, 400
+	a, err = Analyze(s, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := a.Levels[0]; l.Ceiling != 151 || !l.Saturated || l.Knee != 0 {
+		t.Errorf("generator-bound but fully offered: ceiling %v saturated %v knee %v; want 151, true, none", l.Ceiling, l.Saturated, l.Knee)
 	}
 }

@@ -49,7 +49,7 @@ func FormatEvent(e Event) string {
 			fmt.Fprintf(&b, ", RSS %.1f MB", float64(s.RSSBytes)/1e6)
 		}
 		if s.GeneratorBound {
-			b.WriteString(" [generator-bound]")
+			b.WriteString(" [generator-bound: " + s.GeneratorNote + "]")
 		}
 		return b.String()
 	case EventStop:

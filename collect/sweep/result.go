@@ -107,20 +107,31 @@ type Step struct {
 	Start     time.Time `json:"start"`
 	DurationS float64   `json:"duration_s"`
 
-	Sent     int64   `json:"sent"`
-	OK       int64   `json:"ok"`
-	Errors   int64   `json:"errors"`   // every non-2xx outcome, timeouts included
-	Timeouts int64   `json:"timeouts"` // of Errors, requests that timed out
-	NotSent  int64   `json:"not_sent"`
+	Sent     int64 `json:"sent"`
+	OK       int64 `json:"ok"`
+	Errors   int64 `json:"errors"`   // every non-2xx outcome, timeouts included
+	Timeouts int64 `json:"timeouts"` // of Errors, requests that timed out
+	NotSent  int64 `json:"not_sent"`
+	// OKPerSec is the target's throughput while the rate was offered: 2xx
+	// responses received during the phase's window, per second (the load
+	// generator's 2xx/s).
 	OKPerSec float64 `json:"ok_per_s"`
-	P50MS    float64 `json:"p50_ms"`
-	P99MS    float64 `json:"p99_ms"`
-	MaxMS    float64 `json:"max_ms"`
+	// AnsweredPerSec is the phase's requests answered 2xx, whenever the
+	// answer came, per second of the phase: it reaches the offered rate
+	// when every request was served, even in a short phase.
+	AnsweredPerSec float64 `json:"answered_per_s"`
+	P50MS          float64 `json:"p50_ms"`
+	P99MS          float64 `json:"p99_ms"`
+	MaxMS          float64 `json:"max_ms"`
 
-	// GeneratorBound is true when the generator, not the target, limited
-	// this step; such steps are not used for the knee.
-	GeneratorBound bool     `json:"generator_bound"`
-	Verdicts       []string `json:"verdicts,omitempty"`
+	// GeneratorVerdict is true when the generator judged itself a limit
+	// (its generator-bound verdict, for any reason). GeneratorBound is true
+	// when that was material (see MaterialGeneratorBound): such steps are
+	// not used for the knee. GeneratorNote says why.
+	GeneratorVerdict bool     `json:"generator_verdict"`
+	GeneratorBound   bool     `json:"generator_bound"`
+	GeneratorNote    string   `json:"generator_note,omitempty"`
+	Verdicts         []string `json:"verdicts,omitempty"`
 	// GeneratorCPUCores is the generator's CPU use during the step, in cores.
 	GeneratorCPUCores float64 `json:"generator_cpu_cores,omitempty"`
 

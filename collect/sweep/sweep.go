@@ -73,10 +73,19 @@ type Measured struct {
 	Duration          time.Duration
 	Sent, OK, NotSent int64
 	Errors, Timeouts  int64
-	OKPerSec          float64
-	P50, P99, Max     time.Duration
-	Verdicts          []string
+	// OKPerSec is the throughput during the phase's window (2xx responses
+	// received in it, per second); AnsweredPerSec is the phase's requests
+	// answered 2xx, whenever, per second of the phase.
+	OKPerSec       float64
+	AnsweredPerSec float64
+	P50, P99, Max  time.Duration
+	Verdicts       []string
+	// GeneratorVerdict: the generator judged itself a limit (any reason).
+	// GeneratorBound: it was a material one (see MaterialGeneratorBound);
+	// GeneratorNote says why either way.
+	GeneratorVerdict  bool
 	GeneratorBound    bool
+	GeneratorNote     string
 	GeneratorCPUCores float64
 	// Interrupted: the context ended during the phase; the figures are
 	// partial and Run does not record them.
@@ -538,8 +547,10 @@ func (r *runner) step(ctx context.Context, g group, i int, k StepKey, p *Process
 	st := &Step{
 		StepKey: k, Pinned: pinned, Start: start, DurationS: m.Duration.Seconds(),
 		Sent: m.Sent, OK: m.OK, Errors: m.Errors, Timeouts: m.Timeouts, NotSent: m.NotSent, OKPerSec: m.OKPerSec,
-		P50MS: ms(m.P50), P99MS: ms(m.P99), MaxMS: ms(m.Max),
-		GeneratorBound: m.GeneratorBound, Verdicts: m.Verdicts, GeneratorCPUCores: m.GeneratorCPUCores,
+		AnsweredPerSec: m.AnsweredPerSec,
+		P50MS:          ms(m.P50), P99MS: ms(m.P99), MaxMS: ms(m.Max),
+		GeneratorVerdict: m.GeneratorVerdict, GeneratorBound: m.GeneratorBound, GeneratorNote: m.GeneratorNote,
+		Verdicts: m.Verdicts, GeneratorCPUCores: m.GeneratorCPUCores,
 	}
 	if p != nil {
 		st.TargetPID = p.PID()
