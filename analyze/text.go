@@ -65,7 +65,8 @@ func WriteText(w io.Writer, r *Report, top int) error {
 	}
 	p("trace %s: %s, %d events, %d generations, %s\n", src, fmtBytes(r.Bytes), r.Events, r.Generations, fmtNs(r.DurationNs))
 	if r.Loss != nil {
-		p("DAMAGED: analysed the first %s; lost %.1f%% of the trace data (%s)\n", fmtBytes(r.Loss.ValidBytes), r.Loss.LostPct, r.Loss.Error)
+		p("DAMAGED: kept %d complete generations (the reader had read %s of %s); lost the generation being read and %.1f%% of the bytes after it: %s\n",
+			r.Loss.Generations, fmtBytes(r.Loss.ValidBytes), fmtBytes(r.Loss.TotalBytes), r.Loss.LostPct, r.Loss.Error)
 	}
 	changes := ""
 	if len(r.Procs.Changes) > 1 {

@@ -1,0 +1,112 @@
+package analyze
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestHistQuantilesWithinRelativeError(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	var h hist
+	var vals []int64
+	for i := 0; i < 20000; i++ {
+		v := int64(math.Exp(rng.Float64() * 25)) // 1 ns .. ~72 s, log-uniform
+		vals = append(vals, v)
+		h.Add(v)
+	}
+	slices.Sort(vals)
+	for _, q := range []float64{0.5, 0.9, 0.99, 0.999} {
+		exact := vals[int(math.Ceil(q*float64(len(vals))))-1]
+		got := h.Quantile(q)
+		if d := math.Abs(float64(got-exact)) / float64(max(exact, 1)); d > 1.0/histSub+1e-9 && got-exact > 1 {
+			t.Errorf("q%.3f: got %d, exact %d (relative error %.3f > 1/%d)", q, got, exact, d, histSub)
+		}
+	}
+	if h.max != vals[len(vals)-1] || h.n != int64(len(vals)) {
+		t.Errorf("max %d n %d, want %d %d", h.max, h.n, vals[len(vals)-1], len(vals))
+	}
+	var sum int64
+	for _, b := range h.Pow2Buckets() {
+		sum += b.Count
+	}
+	if sum != h.n {
+		t.Errorf("power-of-two buckets hold %d samples, want %d", sum, h.n)
+	}
+	var empty hist
+	if empty.Quantile(0.5) != 0 || len(empty.Pow2Buckets()) != 0 {
+		t.Errorf("empty histogram not empty")
+	}
+	h.Add(math.MaxInt64) // the top bucket must not overflow
+	if h.Quantile(1) != math.MaxInt64 {
+		t.Errorf("max sample quantile %d", h.Quantile(1))
+	}
+}
+
+func TestParseCondition(t *testing.T) {
+	r := &Report{}
+	r.Pinned.Events = []PinnedEvent{{Kind: "cgo"}, {Kind: "locked"}}
+	r.Sched.PercentilesNs.P99 = int64(6 * time.Millisecond)
+	r.Threads.Peak = 12
+	tests := []struct {
+		cond string
+		want bool
+		err  string
+	}{
+		{"pinned>0", true, ""},
+		{"pinned.cgo == 1", true, ""},
+		{"pinned.syscall>0", false, ""},
+		{"sched.p99 > 5ms", true, ""},
+		{"sched.p99<=5ms", false, ""},
+		{"threads.peak >= 12", true, ""},
+		{"locked != 0", false, ""},
+		{"bogus>1", false, "unknown metric"},
+		{"pinned>many", false, "neither a number nor a duration"},
+		{"pinned", false, "want `metric op number`"},
+	}
+	for _, tt := range tests {
+		c, err := ParseCondition(tt.cond)
+		if tt.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.err) {
+				t.Errorf("%q: err %v, want %q", tt.cond, err, tt.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%q: %v", tt.cond, err)
+			continue
+		}
+		if got, _ := c.Eval(r); got != tt.want {
+			t.Errorf("%q on the report: %v, want %v", tt.cond, got, tt.want)
+		}
+	}
+}
+
+func TestTimelineCoarsensAndKeepsMaxima(t *testing.T) {
+	var tl timeline
+	tl.init(time.Millisecond)
+	ms := int64(time.Millisecond)
+	for i := int64(0); i < 5000; i++ {
+		tl.observe(i*ms, i%3, 0, 1, 0)
+	}
+	tl.observe(5000*ms+1, 100, 3, 2, 1)
+	r := tl.result()
+	if len(r.Points) > timelineMaxPoints || r.StepNs <= ms {
+		t.Fatalf("%d points at step %d: want coarsened below %d", len(r.Points), r.StepNs, timelineMaxPoints)
+	}
+	last := r.Points[len(r.Points)-1]
+	if last.Goroutines != 100 || last.Threads != 3 {
+		t.Errorf("last point %+v, want the final maxima", last)
+	}
+	for i, p := range r.Points {
+		if p.TNs != int64(i)*r.StepNs {
+			t.Fatalf("point %d at %d, want %d", i, p.TNs, int64(i)*r.StepNs)
+		}
+		if i < len(r.Points)-2 && p.Goroutines != 2 {
+			t.Fatalf("point %d: goroutines %d, want the maximum 2", i, p.Goroutines)
+		}
+	}
+}
