@@ -84,7 +84,7 @@ func discover(ctx context.Context, targetURL, agentURL, pprofURL, token string) 
 	}
 	if pprofURL != "" {
 		c := newTargetClient(SourcePprof, pprofURL, token)
-		if _, err := c.get(ctx, c.http, "goroutine?debug=1"); err != nil {
+		if _, _, err := c.pprofCounts(ctx); err != nil {
 			c.close()
 			return nil, fmt.Errorf("pprof %s: %w", pprofURL, err)
 		}
@@ -101,7 +101,7 @@ func discover(ctx context.Context, targetURL, agentURL, pprofURL, token string) 
 	}
 	c.close()
 	c = newTargetClient(SourcePprof, root+"/debug/pprof/", token)
-	if _, err := c.get(ctx, c.http, "goroutine?debug=1"); err == nil {
+	if _, _, err := c.pprofCounts(ctx); err == nil {
 		return c, nil
 	}
 	c.close()

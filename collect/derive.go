@@ -45,13 +45,14 @@ type PhaseFigures struct {
 	OfferedRate float64 `json:"offered_rate"`
 	OKPerS      float64 `json:"ok_per_s"`
 	// AchievedPerS is the rate at which 2xx responses arrived during the
-	// phase, from the polls: unlike OKPerS (results.json, which counts a
-	// phase's late stragglers too) it shows a ceiling while a queue grows.
+	// phase (whatever phase sent them), from the polls: unlike OKPerS
+	// (results.json, which credits a phase with its late stragglers) it
+	// shows the ceiling while a queue grows.
 	AchievedPerS float64 `json:"achieved_per_s"`
 	// Polls is how many polls fell in the phase.
 	Polls int `json:"polls"`
-	// CPUUSPerReq is the target's CPU time over the phase per completed
-	// request, microseconds; CPUCores its mean CPU use. CPUFromProc says
+	// CPUUSPerReq is the target's CPU time over the phase per 2xx response
+	// received in it, microseconds; CPUCores its mean CPU use. CPUFromProc says
 	// whether it came from /proc (else the runtime's estimate, no kernel time).
 	CPUUSPerReq float64 `json:"cpu_us_per_req"`
 	CPUCores    float64 `json:"cpu_cores"`
@@ -142,7 +143,7 @@ func derivePhases(res *load.Result, lines []MetricsLine, raw []pollState) []Phas
 		if len(idx) >= 2 {
 			a, b := lines[idx[0]], lines[idx[len(idx)-1]]
 			if b.T > a.T {
-				f.AchievedPerS = float64(b.Load.OK-a.Load.OK) / (b.T - a.T)
+				f.AchievedPerS = float64(b.Load.OKTotal-a.Load.OKTotal) / (b.T - a.T)
 			}
 		}
 		f.Tracking = ph.OfferedRate == 0 || f.AchievedPerS >= TrackingRatio*ph.OfferedRate

@@ -244,6 +244,10 @@ func (r *Runner) Run(ctx context.Context) (*Outcome, error) {
 		if err := sweep.WaitReady(ctx, proc, cfg.Load.URL, cfg.ReadyTimeout); err != nil {
 			return r.failStart(rd, fmt.Errorf("target %q: %w", cfg.Command, err))
 		}
+		if exited, err := proc.Exited(); exited {
+			// Something else answered at the target's address.
+			return r.failStart(rd, fmt.Errorf("target %q exited (%v) although %s answered: is another server on that address?", cfg.Command, err, cfg.Load.URL))
+		}
 		pid := proc.PID()
 		usage = func() (ProcUsage, error) {
 			if exited, err := proc.Exited(); exited {
@@ -307,6 +311,10 @@ func (r *Runner) Run(ctx context.Context) (*Outcome, error) {
 	st.progress = make(chan load.Progress, 1)
 	st.snapshotTrigger = make(chan string, 1)
 	st.loadDone = make(chan struct{})
+	st.tick = lcfg.ProgressEvery
+	if st.tick <= 0 {
+		st.tick = load.DefaultProgressEvery
+	}
 	st.steadySteps = max(1, len(lcfg.Rates))
 	if lcfg.Users > 0 {
 		st.steadySteps = 1
@@ -506,6 +514,8 @@ type runState struct {
 	last      load.Progress
 	hasLast   bool
 	completed map[int]int64 // per plan phase, the latest Completed
+	okTotal   float64       // 2xx responses so far, every phase, from the progress ticks
+	tick      time.Duration // the load's progress period
 	prev      pollState
 	point     TargetPoint
 	polledAt  time.Duration
@@ -527,16 +537,6 @@ type runState struct {
 	snapshotTrigger    chan string // the condition that held
 }
 
-// totalCompleted sums the load's completed requests over every phase; the
-// caller holds mu.
-func (st *runState) totalCompleted() int64 {
-	var n int64
-	for _, c := range st.completed {
-		n += c
-	}
-	return n
-}
-
 // onProgress is the load's Progress callback.
 func (st *runState) onProgress(p load.Progress) {
 	st.mu.Lock()
@@ -549,6 +549,11 @@ func (st *runState) onProgress(p load.Progress) {
 		st.completed = map[int]int64{}
 	}
 	st.completed[p.Phase] = p.Completed
+	if !p.Done {
+		// OKPerS counts every 2xx since the previous report over one
+		// progress tick, so OKPerS x tick is the 2xx count since then.
+		st.okTotal += p.OKPerS * st.tick.Seconds()
+	}
 	live := st.liveLocked()
 	st.mu.Unlock()
 	select {
@@ -665,7 +670,7 @@ func (st *runState) pollOnce(ctx context.Context) {
 		st.mu.Unlock()
 		return
 	}
-	ps.completed = st.totalCompleted()
+	ps.completed = int64(st.okTotal)
 	tp := derivePoint(st.prev, ps)
 	if st.client.source == SourcePprof && ps.snap != nil {
 		tp.HasAgent = false
@@ -676,6 +681,7 @@ func (st *runState) pollOnce(ctx context.Context) {
 		ps.snap = nil
 	}
 	line := MetricsLine{T: ps.at.Sub(st.loadStart).Seconds(), Time: ps.at, Load: loadPoint(st.last), Target: tp}
+	line.Load.OKTotal = ps.completed
 	if st.client.source == SourceAgent {
 		line.Agent = ps.snap
 	}

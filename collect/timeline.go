@@ -41,6 +41,10 @@ type LoadPoint struct {
 	Errors      int64          `json:"errors"`
 	InFlight    int64          `json:"in_flight"`
 	OKPerS      float64        `json:"ok_per_s"` // over the last progress interval
+	// OKTotal is the 2xx responses received so far in the whole run (every
+	// phase, stragglers included): its slope between polls is the
+	// throughput the target delivered then.
+	OKTotal int64 `json:"ok_total"`
 	P50MS       float64        `json:"p50_ms"`   // latency from intended send, last interval
 	P99MS       float64        `json:"p99_ms"`
 }
@@ -87,7 +91,7 @@ type TargetPoint struct {
 	CPUCores    float64 `json:"cpu_cores"`
 	CPUFromProc bool    `json:"cpu_from_proc"`
 	// CPUUSPerReq is the target's CPU time over the interval divided by the
-	// requests the generator completed in it, in microseconds.
+	// 2xx responses received in it, in microseconds.
 	CPUUSPerReq float64 `json:"cpu_us_per_req"`
 	// RSSBytes is the resident set from /proc (local targets only).
 	RSSBytes int64 `json:"rss_bytes,omitempty"`
@@ -117,7 +121,7 @@ type pollState struct {
 	at        time.Time
 	snap      *agent.Snapshot
 	proc      *ProcUsage
-	completed int64 // the load's completed requests, all phases, at the poll
+	completed int64 // 2xx responses so far, all phases, at the poll
 }
 
 // derivePoint computes a TargetPoint from this poll and the previous one.
