@@ -44,9 +44,9 @@ type LoadPoint struct {
 	// OKTotal is the 2xx responses received so far in the whole run (every
 	// phase, stragglers included): its slope between polls is the
 	// throughput the target delivered then.
-	OKTotal int64 `json:"ok_total"`
-	P50MS       float64        `json:"p50_ms"`   // latency from intended send, last interval
-	P99MS       float64        `json:"p99_ms"`
+	OKTotal int64   `json:"ok_total"`
+	P50MS   float64 `json:"p50_ms"` // latency from intended send, last interval
+	P99MS   float64 `json:"p99_ms"`
 }
 
 func loadPoint(p load.Progress) LoadPoint {
