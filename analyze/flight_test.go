@@ -1,0 +1,50 @@
+package analyze
+
+import (
+	"bytes"
+	"context"
+	"runtime/trace"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestFlightRecorderSnapshot analyzes a snapshot from runtime/trace's flight
+// recorder, taken in this process.
+func TestFlightRecorderSnapshot(t *testing.T) {
+	fr := trace.NewFlightRecorder(trace.FlightRecorderConfig{MinAge: time.Second, MaxBytes: 4 << 20})
+	if err := fr.Start(); err != nil {
+		t.Skipf("flight recorder unavailable: %v", err)
+	}
+	var wg sync.WaitGroup
+	for i := 0; i < 4; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := 0; j < 5; j++ {
+				trace.Log(context.Background(), SleepLogCategory, "2000000")
+				time.Sleep(2 * time.Millisecond)
+			}
+		}()
+	}
+	wg.Wait()
+	var buf bytes.Buffer
+	_, err := fr.WriteTo(&buf)
+	fr.Stop()
+	if err != nil {
+		t.Fatalf("flight recorder snapshot: %v", err)
+	}
+	r, err := Analyze(context.Background(), &buf, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var calls int64
+	for _, s := range r.Sleep.Sites {
+		if s.RequestedNs == int64(2*time.Millisecond) && s.Overshoot != nil {
+			calls += s.Count
+		}
+	}
+	if calls != 20 || r.Goroutines.Created < 4 {
+		t.Errorf("snapshot: %d annotated sleeps (want 20), %d goroutines created", calls, r.Goroutines.Created)
+	}
+}
