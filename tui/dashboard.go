@@ -351,6 +351,9 @@ func (m Dashboard) Render() string {
 				"runtime's /sched/latencies histogram, which samples 1 transition in 8.")
 	default:
 		top := m.header(w) + "\n" + m.phaseLine(w)
+		if m.frame.Note != "" {
+			top += "\n" + m.st.key.Render("» ") + m.frame.Note
+		}
 		foot := m.footer(w)
 		rest := h - lipgloss.Height(top) - lipgloss.Height(foot)
 		var mid string
@@ -485,11 +488,11 @@ func (m Dashboard) loadLines() []string {
 	}
 	l := m.frame.Load
 	v := m.st.value.Render
-	offered := "closed model"
+	offered := "-" // a pause
 	if l.OfferedPerSec > 0 {
 		offered = v(fmtRate(l.OfferedPerSec)) + " req/s"
 	} else if l.Users > 0 {
-		offered = v(fmtCount(int64(l.Users))) + " users (closed)"
+		offered = v(fmtCount(int64(l.Users))) + " users (closed model)"
 	}
 	errs := "none"
 	if len(l.Errors) > 0 {
@@ -516,7 +519,7 @@ func (m Dashboard) loadLines() []string {
 func (m Dashboard) runtimeLines() []string {
 	rt := m.frame.Runtime
 	if rt == nil {
-		return []string{m.st.dim.Render("no runtime figures"), m.st.dim.Render("(target runs without the agent)")}
+		return []string{m.st.dim.Render("no runtime figures yet"), m.st.dim.Render("(before the first poll, or no agent)")}
 	}
 	v := m.st.value.Render
 	n := func(i int) string { return fmtCount(int64(i)) }
@@ -665,8 +668,12 @@ func summaryLines(s Summary, st *styles, w int) []string {
 	return lines
 }
 
-// wrap breaks text into lines of at most w cells, each starting with indent.
+// wrap breaks text into lines of at most w cells, each starting with indent;
+// w <= 0 means one line.
 func wrap(indent, text string, w int) []string {
+	if w <= 0 {
+		return []string{indent + text}
+	}
 	w = max(20, w-len(indent))
 	var lines []string
 	line := ""

@@ -13,6 +13,10 @@ type Frame struct {
 	// A change of Title starts a new stage: the latency chart marks it.
 	Title string
 
+	// Note is one sentence shown under the title: a guided tour's narration
+	// ("the pool's ceiling is 1,000 req/s; the next step offers 1,500").
+	Note string
+
 	// Phase is where the run is in its plan.
 	Phase Phase
 

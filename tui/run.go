@@ -130,7 +130,7 @@ func RunDashboard(ctx context.Context, t Terminal, cfg DashboardConfig) (Outcome
 
 // WriteSummary prints s as plain text (no colour, no escape codes).
 func WriteSummary(w io.Writer, s Summary) error {
-	_, err := io.WriteString(w, strings.Join(summaryLines(s, nil, 100), "\n")+"\n")
+	_, err := io.WriteString(w, strings.Join(summaryLines(s, nil, 0), "\n")+"\n")
 	if err != nil {
 		return fmt.Errorf("write summary: %w", err)
 	}

@@ -4,16 +4,20 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/schedscope/schedscope/collect/load"
-	"github.com/schedscope/schedscope/fixtures"
+	"github.com/schedscope/schedscope/tui"
+	"github.com/schedscope/schedscope/tui/tour"
 )
 
 const demoSynopsis = "demo [flags]"
 
+// runDemo is `schedscope demo`: the guided tour (package tui/tour) on the
+// live dashboard on a terminal, or as plain lines with --no-tui or when
+// standard output is not a terminal.
 func runDemo(ctx context.Context, s *stdio, args []string) error {
 	fs := newFlags("demo", demoSynopsis, s.out)
 	workers := fs.Int("workers", 200, "worker goroutines of the pool model")
@@ -22,7 +26,8 @@ func runDemo(ctx context.Context, s *stdio, args []string) error {
 	duration := fs.Duration("duration", 4*time.Second, "length of each measured step")
 	pause := fs.Duration("pause", time.Second, "pause between steps")
 	warmup := fs.Duration("warmup", time.Second, "warm-up before the steps (excluded)")
-	progress := fs.String("progress", "auto", "live one-line progress on stderr: auto, on, off")
+	dir := fs.String("dir", ".", "where to create the two run directories")
+	noTUI := fs.Bool("no-tui", false, "print plain progress lines and the final table instead of the dashboard")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -35,13 +40,11 @@ func runDemo(ctx context.Context, s *stdio, args []string) error {
 	if *sleep < time.Millisecond || *sleep%time.Millisecond != 0 {
 		return usageErr("--sleep %v: must be a whole number of milliseconds, at least 1ms", *sleep)
 	}
-	if *duration <= 0 {
-		return usageErr("--duration %v: must be > 0", *duration)
+	if *duration <= 0 || *pause < 0 || *warmup < 0 {
+		return usageErr("--duration must be > 0, --pause and --warmup >= 0")
 	}
-	ceiling := float64(*workers) / sleep.Seconds()
-	rates := []float64{ceiling / 2, ceiling, ceiling * 3 / 2}
+	var rates []float64
 	if *ratesFlag != "" {
-		rates = nil
 		for _, f := range strings.Split(*ratesFlag, ",") {
 			r, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
 			if err != nil || !(r > 0) {
@@ -50,12 +53,83 @@ func runDemo(ctx context.Context, s *stdio, args []string) error {
 			rates = append(rates, r)
 		}
 	}
-	var status *statusLine
-	if *progress == "on" || (*progress == "auto" && isTerminal(s.errOut)) {
-		status = &statusLine{w: s.errOut}
+	t, err := tour.New(tour.Config{
+		Workers: *workers, Sleep: *sleep, Rates: rates, Duration: *duration, Pause: *pause, Warmup: *warmup,
+		Dir: *dir, Name: "demo-" + time.Now().Format("20060102-150405"),
+	})
+	if err != nil {
+		return usageErr("%v", err)
 	}
 
-	fmt.Fprintf(s.out, `schedscope demo: the seeds' first lesson, live on this machine.
+	frames := make(chan tui.Frame, 64)
+	type result struct {
+		out *tour.Outcome
+		err error
+	}
+	done := make(chan result, 1)
+	useTUI := !*noTUI && tui.IsTerminal(s.out)
+	if !useTUI {
+		demoIntro(s.out, t.Config())
+	}
+	go func() {
+		out, err := t.Run(ctx, func(f tui.Frame) {
+			if f.End != nil {
+				frames <- f // the end screen must arrive
+				return
+			}
+			select {
+			case frames <- f:
+			default: // the screen is behind: drop this one, the next carries the news
+			}
+		})
+		close(frames)
+		done <- result{out, err}
+	}()
+
+	if useTUI {
+		_, dashErr := tui.RunDashboard(ctx, tui.Terminal{In: s.in, Out: s.out}, tui.DashboardConfig{
+			Title: "demo", Frames: frames, Stop: t.Stop, TakeTrace: t.TakeTrace,
+		})
+		if dashErr != nil {
+			t.Stop()
+		}
+		for range frames { // the dashboard may leave before the tour ends
+		}
+		res := <-done
+		if dashErr != nil {
+			return errors.Join(dashErr, res.err)
+		}
+		return demoExit(res.out, res.err)
+	}
+	if _, err := tui.PrintFrames(context.Background(), s.out, frames, time.Second); err != nil {
+		t.Stop()
+		for range frames {
+		}
+		<-done
+		return err
+	}
+	for range frames {
+	}
+	res := <-done
+	return demoExit(res.out, res.err)
+}
+
+// demoExit maps the tour's outcome onto the exit status: 130 when it was
+// interrupted (what ran is saved).
+func demoExit(out *tour.Outcome, err error) error {
+	if err != nil {
+		return err
+	}
+	if out != nil && out.Stopped {
+		return withCode(130, errors.New("stopped early: the run directories above hold what was measured"))
+	}
+	return nil
+}
+
+// demoIntro explains the tour before plain output starts (the dashboard
+// narrates it on screen instead).
+func demoIntro(w io.Writer, cfg tour.Config) {
+	fmt.Fprintf(w, `schedscope demo: the seeds' first lesson, live on this machine.
 
 The fixture server runs in this process on a loopback port. Every request to
 /sleep?ms=%d blocks for %v, standing in for a call to a slow downstream.
@@ -63,106 +137,10 @@ The fixture server runs in this process on a loopback port. Every request to
              workers / latency = %d / %.3f s = %.0f req/s.
   goroutine: a goroutine per request (net/http's default): no such cap.
 Both get the same open-model ladder (%s req/s, %v each, latency measured from
-each request's intended send time), crossing the pool's ceiling.
-(The seeds used 200 workers x 50 ms = 4,000 req/s; %v keeps every step within
-what a 2-core machine can generate and serve. Change it with --sleep, --workers.)
+each request's intended send time), crossing the pool's ceiling. Each model's
+run is saved as a run directory (load, runtime metrics, a trace window).
 
-`, sleep.Milliseconds(), *sleep, *workers, *workers, sleep.Seconds(), ceiling, fmtRates(rates), *duration, *sleep)
-
-	models := []fixtures.Model{fixtures.ModelPool, fixtures.ModelGoroutine}
-	var results []*load.Result
-	var labels []string
-	for _, model := range models {
-		res, err := demoModel(ctx, model, *workers, load.Config{
-			Rates: rates, Duration: *duration, Pause: *pause, Warmup: *warmup,
-			CPUIncludesTarget: true,
-		}, *sleep, status)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(s.out, "== model %s", model)
-		if model == fixtures.ModelPool {
-			fmt.Fprintf(s.out, " (%d workers, ceiling %.0f req/s)", *workers, ceiling)
-		}
-		fmt.Fprintln(s.out, " ==")
-		if err := load.Table(s.out, res); err != nil {
-			return err
-		}
-		fmt.Fprintln(s.out)
-		results = append(results, res)
-		labels = append(labels, string(model))
-		if res.Interrupted {
-			return withCode(130, errors.New("interrupted: the figures above cover what was measured until then"))
-		}
-	}
-
-	fmt.Fprintln(s.out, "== side by side ==")
-	if err := load.Compare(s.out, labels, results); err != nil {
-		return err
-	}
-	fmt.Fprintln(s.out)
-	fmt.Fprintln(s.out, demoLesson(results[0], results[1], *workers, *sleep, ceiling))
-	return nil
-}
-
-// demoModel starts the fixture in model on a free loopback port, runs the
-// ladder at its /sleep scenario and shuts it down.
-func demoModel(ctx context.Context, model fixtures.Model, workers int, cfg load.Config, sleep time.Duration, status *statusLine) (*load.Result, error) {
-	fcfg := fixtures.DefaultConfig()
-	fcfg.Addr = "127.0.0.1:0"
-	fcfg.Model = model
-	fcfg.Workers = workers
-	srv, err := fixtures.Start(ctx, fcfg)
-	if err != nil {
-		return nil, fmt.Errorf("starting the %s fixture: %w", model, err)
-	}
-	defer func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(sctx) // the demo's figures are already measured
-	}()
-	cfg.URL = fmt.Sprintf("%s/sleep?ms=%d", srv.URL(), sleep.Milliseconds())
-	if status != nil {
-		cfg.Progress = func(p load.Progress) {
-			if !p.Done {
-				fmt.Fprintf(status.w, "\r%s: %s\x1b[K", model, load.FormatProgress(p))
-			}
-		}
-	}
-	res, err := load.Run(ctx, cfg)
-	status.clear()
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", model, err)
-	}
-	return res, nil
-}
-
-// demoLesson states what the two results show, with their numbers.
-func demoLesson(pool, gor *load.Result, workers int, sleep time.Duration, ceiling float64) string {
-	if len(pool.Phases) == 0 || len(gor.Phases) == 0 {
-		return "No complete phase to compare."
-	}
-	lo, hi := 0, len(pool.Phases)-1
-	if hi >= len(gor.Phases) {
-		hi = len(gor.Phases) - 1
-	}
-	pl, gl, ph, gh := pool.Phases[lo], gor.Phases[lo], pool.Phases[hi], gor.Phases[hi]
-	var b strings.Builder
-	fmt.Fprintf(&b, "What this shows:\n")
-	fmt.Fprintf(&b, "- At %.0f req/s offered, pool served %.0f req/s (p99 %.0f ms) and goroutine %.0f (p99 %.0f ms):\n"+
-		"  below a limit, the concurrency model makes little difference.\n",
-		pl.OfferedRate, pl.OKPerS, pl.Latency.P99, gl.OKPerS, gl.Latency.P99)
-	fmt.Fprintf(&b, "- At %.0f req/s offered, pool served %.0f req/s (p99 %.0f ms) and goroutine %.0f (p99 %.0f ms).\n",
-		ph.OfferedRate, ph.OKPerS, ph.Latency.P99, gh.OKPerS, gh.Latency.P99)
-	if ph.OfferedRate > ceiling {
-		fmt.Fprintf(&b, "  The pool stops at its ceiling, %d workers / %v = %.0f req/s, and the rest waits in its queue:\n"+
-			"  latency grows for as long as the overload lasts. The goroutine model has no such ceiling here.\n",
-			workers, sleep, ceiling)
-	}
-	fmt.Fprintf(&b, "- A closed-model client (N users, each waiting for its response) could never show this: it\n"+
-		"  reports users / latency whatever the server can do. That is why schedscope load defaults to\n"+
-		"  the open model and measures latency from the intended send time.")
-	return b.String()
+`, cfg.Sleep.Milliseconds(), cfg.Sleep, cfg.Workers, cfg.Workers, cfg.Sleep.Seconds(), cfg.Ceiling(), fmtRates(cfg.Rates), cfg.Duration)
 }
 
 func fmtRates(rs []float64) string {

@@ -1,0 +1,397 @@
+// Package tour is `schedscope demo`'s guided tour: the seeds' first lesson
+// run live on this machine. It starts the fixture server in-process (with
+// the in-target agent mounted), drives the same open-model ladder of offered
+// rates at its /sleep scenario first in the pool model (N worker goroutines:
+// a ceiling of N / sleep req/s by Little's law) and then in the goroutine
+// model (a goroutine per request: no such ceiling), recording each as a
+// schedscope run directory. It narrates through tui.Frames, so the dashboard
+// (or plain lines) shows it, and ends with a one-screen comparison.
+package tour
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/schedscope/schedscope/collect"
+	"github.com/schedscope/schedscope/collect/agent"
+	"github.com/schedscope/schedscope/collect/fixtureagent"
+	"github.com/schedscope/schedscope/collect/load"
+	"github.com/schedscope/schedscope/fixtures"
+	"github.com/schedscope/schedscope/tui"
+)
+
+// Config is the tour's plan. Zero fields take the defaults noted.
+type Config struct {
+	// Workers is the pool model's worker goroutines (default 200).
+	Workers int
+	// Sleep is each request's blocking wait, whole milliseconds (default
+	// 200 ms: the pool's ceiling is then 1,000 req/s, which a 2-core machine
+	// can both generate and serve).
+	Sleep time.Duration
+	// Rates are the offered rates, req/s (default 0.5x, 1x and 1.5x the
+	// pool's ceiling).
+	Rates []float64
+	// Duration is each step's length (default 4 s); Pause the pause between
+	// steps (default 1 s); Warmup the warm-up before them (default 1 s).
+	Duration, Pause, Warmup time.Duration
+	// Dir is where the run directories are created (default "."); each is
+	// Dir/Name-MODEL.
+	Dir string
+	// Name prefixes the run directories' names (default "demo").
+	Name string
+}
+
+func (c Config) withDefaults() Config {
+	if c.Workers == 0 {
+		c.Workers = 200
+	}
+	if c.Sleep == 0 {
+		c.Sleep = 200 * time.Millisecond
+	}
+	if c.Duration == 0 {
+		c.Duration = 4 * time.Second
+	}
+	if c.Pause == 0 {
+		c.Pause = time.Second
+	}
+	if c.Warmup == 0 {
+		c.Warmup = time.Second
+	}
+	if c.Dir == "" {
+		c.Dir = "."
+	}
+	if c.Name == "" {
+		c.Name = "demo"
+	}
+	if len(c.Rates) == 0 {
+		ceil := c.Ceiling()
+		c.Rates = []float64{ceil / 2, ceil, ceil * 3 / 2}
+	}
+	return c
+}
+
+// Ceiling is the pool model's Little's-law ceiling: workers / sleep, req/s.
+func (c Config) Ceiling() float64 {
+	c.Workers = max(c.Workers, 1)
+	if c.Sleep <= 0 {
+		return 0
+	}
+	return float64(c.Workers) / c.Sleep.Seconds()
+}
+
+// Validate says what is wrong with c, in one line.
+func (c Config) Validate() error {
+	switch {
+	case c.Workers < 0:
+		return fmt.Errorf("workers %d: must be at least 1", c.Workers)
+	case c.Sleep < 0 || c.Sleep%time.Millisecond != 0:
+		return fmt.Errorf("sleep %v: must be a whole number of milliseconds", c.Sleep)
+	case c.Duration < 0 || c.Pause < 0 || c.Warmup < 0:
+		return errors.New("durations must not be negative")
+	}
+	for _, r := range c.Rates {
+		if !(r > 0) || math.IsInf(r, 0) {
+			return fmt.Errorf("rate %v: must be positive", r)
+		}
+	}
+	return nil
+}
+
+// Outcome is what the tour measured.
+type Outcome struct {
+	// Models are the models run, in order; Results and RunDirs match them.
+	Models  []fixtures.Model
+	Results []*load.Result
+	RunDirs []string
+	// Summary is the closing comparison (also sent as the End frame).
+	Summary tui.Summary
+	// Stopped is true when the tour was stopped or interrupted early.
+	Stopped bool
+}
+
+// Tour runs the guided tour once. Stop and TakeTrace may be called from
+// other goroutines while Run runs.
+type Tour struct {
+	cfg Config
+
+	mu      sync.Mutex
+	cur     *collect.Runner
+	stopped bool
+}
+
+// New returns a tour for cfg (defaults filled in) or cfg's problem.
+func New(cfg Config) (*Tour, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &Tour{cfg: cfg.withDefaults()}, nil
+}
+
+// Config returns the tour's plan with its defaults.
+func (t *Tour) Config() Config { return t.cfg }
+
+// Stop ends the current run early (it is saved) and skips the rest.
+func (t *Tour) Stop() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.stopped = true
+	if t.cur != nil {
+		t.cur.Stop()
+	}
+}
+
+// TakeTrace records a trace window of the current run now.
+func (t *Tour) TakeTrace(ctx context.Context) (string, error) {
+	t.mu.Lock()
+	r := t.cur
+	t.mu.Unlock()
+	if r == nil {
+		return "", errors.New("no run in progress")
+	}
+	return r.TraceNow(ctx)
+}
+
+// Run runs the pool model, then the goroutine model, calling live with a
+// Frame per load snapshot (about 4 a second; the last one carries End). live
+// is called from the tour's goroutines, one call at a time; it must not
+// block for long. The Outcome holds what was measured, also when ctx ends or
+// Stop is called early.
+func (t *Tour) Run(ctx context.Context, live func(tui.Frame)) (*Outcome, error) {
+	cfg := t.cfg
+	out := &Outcome{}
+	var offset time.Duration // the dashboard's clock runs on across runs
+	var runErr error
+	for i, model := range []fixtures.Model{fixtures.ModelPool, fixtures.ModelGoroutine} {
+		t.mu.Lock()
+		stopped := t.stopped
+		t.mu.Unlock()
+		if stopped || ctx.Err() != nil {
+			out.Stopped = true
+			break
+		}
+		var last time.Duration
+		res, dir, err := t.runModel(ctx, model, func(l collect.Live) {
+			last = max(last, l.At)
+			live(FrameFromLive(cfg, model, i, offset, l))
+		})
+		offset += last + time.Second
+		if dir != "" {
+			out.Models = append(out.Models, model)
+			out.Results = append(out.Results, res)
+			out.RunDirs = append(out.RunDirs, dir)
+		}
+		if err != nil {
+			runErr = err
+			out.Stopped = true
+			break
+		}
+		if res != nil && res.Interrupted {
+			out.Stopped = true
+		}
+	}
+	out.Summary = Compare(cfg, out)
+	live(tui.Frame{Title: "demo: pool vs goroutine", Phase: tui.Phase{RunElapsed: offset}, End: &out.Summary})
+	return out, runErr
+}
+
+// runModel starts the fixture in model with the agent and records one run.
+func (t *Tour) runModel(ctx context.Context, model fixtures.Model, live func(collect.Live)) (*load.Result, string, error) {
+	cfg := t.cfg
+	fa, err := fixtureagent.New(agent.Options{})
+	if err != nil {
+		return nil, "", err
+	}
+	defer fa.Close()
+	fcfg := fixtures.DefaultConfig()
+	fcfg.Addr = "127.0.0.1:0"
+	fcfg.Model = model
+	fcfg.Workers = cfg.Workers
+	fcfg.Routes = fa.Routes
+	srv, err := fixtures.Start(ctx, fcfg)
+	if err != nil {
+		return nil, "", fmt.Errorf("starting the %s fixture: %w", model, err)
+	}
+	fa.Attach(srv)
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx) // the figures are measured and saved already
+	}()
+
+	dir := filepath.Join(cfg.Dir, cfg.Name+"-"+string(model))
+	r, err := collect.NewRunner(collect.Config{
+		Load: load.Config{
+			URL:   fmt.Sprintf("%s/sleep?ms=%d", srv.URL(), cfg.Sleep.Milliseconds()),
+			Rates: cfg.Rates, Duration: cfg.Duration, Pause: cfg.Pause, Warmup: cfg.Warmup,
+			CPUIncludesTarget: true,
+		},
+		Out:      dir,
+		AgentURL: srv.URL() + fixtureagent.Prefix,
+		Live:     live,
+		Args:     []string{"schedscope", "demo", "--model", string(model)},
+	})
+	if err != nil {
+		return nil, "", fmt.Errorf("%s run: %w", model, err)
+	}
+	t.mu.Lock()
+	t.cur = r
+	stopped := t.stopped
+	t.mu.Unlock()
+	if stopped {
+		r.Stop()
+	}
+	o, err := r.Run(ctx)
+	t.mu.Lock()
+	t.cur = nil
+	t.mu.Unlock()
+	if o == nil {
+		return nil, "", fmt.Errorf("%s run: %w", model, err)
+	}
+	if err != nil {
+		return o.Result, o.Dir, fmt.Errorf("%s run: %w", model, err)
+	}
+	return o.Result, o.Dir, nil
+}
+
+// FrameFromLive maps one live snapshot of the tour's run number step (0:
+// pool, 1: goroutine) onto a dashboard Frame, with the verdicts that hold
+// and a narration line. offset is added to the run's clock.
+func FrameFromLive(cfg Config, model fixtures.Model, step int, offset time.Duration, l collect.Live) tui.Frame {
+	p := l.Load
+	ceil := cfg.Ceiling()
+	f := tui.Frame{
+		Title: fmt.Sprintf("demo %d/2 · sleep %v · %s model", step+1, cfg.Sleep, model),
+		Phase: tui.Phase{Name: p.Name, Index: p.Phase + 1, Count: p.Phases, Elapsed: p.Elapsed, Duration: p.Total, RunElapsed: offset + l.At},
+		Load: tui.Load{OfferedPerSec: p.OfferedRate, AchievedPerSec: p.OKPerS, Users: p.Users, Sent: p.Sent, OK: p.OK,
+			NotSent: p.NotSent, InFlight: int(p.InFlight), P50: p.IntervalP50, P99: p.IntervalP99},
+		CPUPerRequest: time.Duration(l.Target.CPUUSPerReq * float64(time.Microsecond)),
+	}
+	if model == fixtures.ModelPool {
+		f.Title += fmt.Sprintf(" (%d workers)", cfg.Workers)
+		f.Note = fmt.Sprintf("Little's law caps the pool at %d workers / %v = %s req/s; watch the step above it.", cfg.Workers, cfg.Sleep, fmtRate(ceil))
+	} else {
+		f.Note = fmt.Sprintf("Same load, a goroutine per request: no pool, so no %s req/s ceiling.", fmtRate(ceil))
+	}
+	for _, e := range []struct {
+		class string
+		n     int64
+	}{{"status", p.Errors.Status}, {"timeout", p.Errors.Timeout}, {"connect", p.Errors.Connection}, {"other", p.Errors.Other}} {
+		if e.n > 0 {
+			f.Load.Errors = append(f.Load.Errors, tui.ErrorCount{Class: e.class, Count: e.n})
+		}
+	}
+	tp := l.Target
+	if tp.HasAgent {
+		f.Runtime = &tui.Runtime{GOMAXPROCS: tp.GOMAXPROCS, Goroutines: int(tp.Goroutines), Running: int(tp.Running),
+			Runnable: int(tp.Runnable), Waiting: int(tp.Waiting), Syscall: int(tp.NotInGo), Threads: int(tp.Threads),
+			SchedLatencyP99: time.Duration(tp.SchedLatencyP99MS * float64(time.Millisecond)),
+			GCPauseP99:      time.Duration(tp.GCPauseMaxMS * float64(time.Millisecond))}
+	}
+	for _, pl := range tp.Pools {
+		if pl.Size == 0 || pl.Name != "workers" {
+			continue // unbounded (goroutine model), or idle db/http pools of other scenarios
+		}
+		f.Pools = append(f.Pools, tui.Pool{Name: pl.Name, InUse: pl.InUse, Size: pl.Size, Waiting: pl.Waiting})
+		if pl.Saturated {
+			f.Verdicts = append(f.Verdicts, tui.Verdict{Kind: tui.VerdictPoolSaturated, Title: "pool " + pl.Name + " is saturated",
+				Detail: fmt.Sprintf("%d/%d in use, %d waiting; predicted capacity %s req/s (Little's law: %d / %v)",
+					pl.InUse, pl.Size, pl.Waiting, fmtRate(float64(pl.Size)/cfg.Sleep.Seconds()), pl.Size, cfg.Sleep)})
+		}
+	}
+	// Rates over the phase so far: the live interval's 2xx/s swings as a
+	// queue drains in bursts.
+	running := p.OfferedRate > 0 && p.Elapsed > time.Second && p.Kind == load.Steady
+	var served float64
+	if running {
+		served = float64(p.OK) / p.Elapsed.Seconds()
+	}
+	if running && served < 0.9*p.OfferedRate && p.IntervalP50 > 2*cfg.Sleep {
+		f.Verdicts = append(f.Verdicts, tui.Verdict{Kind: tui.VerdictQueueing, Title: "latency is growing without throughput (queueing)",
+			Detail: fmt.Sprintf("offered %s req/s, %s answered per second of this step; p50 %s for %v of work", fmtRate(p.OfferedRate), fmtRate(served), fmtDur(p.IntervalP50), cfg.Sleep)})
+	}
+	if p.NotSent > 0 {
+		f.Verdicts = append(f.Verdicts, tui.Verdict{Kind: tui.VerdictGenerator, Title: "the generator is the limit",
+			Detail: fmt.Sprintf("%d requests not sent this phase: every in-flight slot was busy", p.NotSent)})
+	}
+	if running && model != fixtures.ModelPool && p.OfferedRate > ceil && served > 1.05*ceil && p.IntervalP50 < 2*cfg.Sleep {
+		f.Verdicts = append(f.Verdicts, tui.Verdict{Kind: tui.VerdictOK, Title: "passes the pool's ceiling",
+			Detail: fmt.Sprintf("%s answered per second > %s req/s, the pool model's Little's-law limit; p50 %s", fmtRate(served), fmtRate(ceil), fmtDur(p.IntervalP50))})
+	}
+	for _, n := range l.Notes {
+		if !strings.HasPrefix(n, "pool ") {
+			f.Verdicts = append(f.Verdicts, tui.Verdict{Kind: tui.VerdictInfo, Title: n})
+		}
+	}
+	return f
+}
+
+// Compare builds the closing screen: one row per model and step, the
+// verdicts, the lesson and where the runs are.
+func Compare(cfg Config, out *Outcome) tui.Summary {
+	ceil := cfg.Ceiling()
+	s := tui.Summary{Title: "demo: pool vs goroutine at /sleep " + cfg.Sleep.String(), RunDirs: out.RunDirs, Stopped: out.Stopped}
+	s.Table.Header = []string{"model", "offered", "2xx/s", "p50", "p99", "not sent", "errors"}
+	for i, res := range out.Results {
+		if res == nil {
+			continue
+		}
+		for _, ph := range res.Phases {
+			s.Table.Rows = append(s.Table.Rows, []string{string(out.Models[i]), fmtRate(ph.OfferedRate) + " req/s", fmtRate(ph.OKPerS),
+				fmtMS(ph.Latency.P50), fmtMS(ph.Latency.P99), fmt.Sprint(ph.NotSent), fmt.Sprint(ph.Errors.Total())})
+		}
+	}
+	last := func(i int) (load.PhaseResult, bool) {
+		if i >= len(out.Results) || out.Results[i] == nil || len(out.Results[i].Phases) == 0 {
+			return load.PhaseResult{}, false
+		}
+		ph := out.Results[i].Phases
+		return ph[len(ph)-1], true
+	}
+	pool, okP := last(0)
+	gor, okG := last(1)
+	if okP && pool.OfferedRate > ceil {
+		s.Verdicts = append(s.Verdicts, tui.Verdict{Kind: tui.VerdictPoolSaturated, Title: "the pool model stopped at its ceiling",
+			Detail: fmt.Sprintf("offered %s req/s, served %s; Little's law predicts %d workers / %v = %s req/s; p99 %s",
+				fmtRate(pool.OfferedRate), fmtRate(pool.OKPerS), cfg.Workers, cfg.Sleep, fmtRate(ceil), fmtMS(pool.Latency.P99))})
+	}
+	if okG && gor.OfferedRate > ceil {
+		kind, title := tui.VerdictOK, "the goroutine model passed it"
+		if gor.OKPerS < 1.05*ceil {
+			kind, title = tui.VerdictInfo, "the goroutine model did not pass it this time"
+		}
+		s.Verdicts = append(s.Verdicts, tui.Verdict{Kind: kind, Title: title,
+			Detail: fmt.Sprintf("offered %s req/s, served %s, p99 %s", fmtRate(gor.OfferedRate), fmtRate(gor.OKPerS), fmtMS(gor.Latency.P99))})
+	}
+	s.Notes = []string{
+		fmt.Sprintf("Below a limit the concurrency model makes little difference. A pool of N workers serves at most N / latency (%d / %v = %s req/s here): above it, requests queue and latency grows for as long as the overload lasts, while a goroutine per request keeps up.",
+			cfg.Workers, cfg.Sleep, fmtRate(ceil)),
+		"Latency is measured from each request's intended send time (open model), so the queue shows; a closed-model client would report users / latency instead. Open each run directory with `schedscope analyze --tui DIR` or `schedscope report DIR`.",
+	}
+	return s
+}
+
+func fmtRate(r float64) string {
+	if r < 100 {
+		return fmt.Sprintf("%.1f", r)
+	}
+	s := fmt.Sprintf("%.0f", r)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+func fmtMS(ms float64) string {
+	if ms >= 1000 {
+		return fmt.Sprintf("%.2f s", ms/1000)
+	}
+	return fmt.Sprintf("%.1f ms", ms)
+}
+
+func fmtDur(d time.Duration) string { return fmtMS(float64(d) / float64(time.Millisecond)) }
