@@ -21,13 +21,14 @@ type Sample struct {
 	Iteration   int
 	OfferedRate float64 // requests per second the generator tried to send
 
-	// OKPerSec is the target's throughput while the rate was offered: 2xx
-	// responses received during the phase's window, per second.
+	// OKPerSec is the target's throughput at this offered rate: the load
+	// generator's 2xx/s, the rate at which the target answered the phase's
+	// requests with 2xx (first to last completion), its ceiling when saturated.
 	OKPerSec float64
 	// Answered is the phase's requests answered 2xx (whenever the answer
 	// came) per second of the phase: it reaches the offered rate when every
-	// request was served, even in a short phase whose last answers arrive
-	// after the window. 0 when unknown (OKPerSec is used instead).
+	// request was served, even when the last answers arrive after the
+	// phase. 0 when unknown (OKPerSec is used instead).
 	Answered float64
 	P50, P99 time.Duration // latency from the intended send time
 	Errors   int64         // non-2xx, transport errors and timeouts
@@ -118,8 +119,8 @@ type Level struct {
 	// Knee is the highest offered rate served with every lower usable rate
 	// also served; 0 when even the lowest rate was not served.
 	Knee float64
-	// Ceiling is the highest OKPerSec (throughput during the window) of any
-	// fully offered cell (see Cell.FullyOffered).
+	// Ceiling is the highest OKPerSec of any fully offered cell (see
+	// Cell.FullyOffered).
 	Ceiling float64
 	// Saturated: some fully offered rate failed the served rule, so the
 	// ceiling is the target's limit and not just the top of the ladder.

@@ -215,10 +215,10 @@ func concat(parts ...[]Sample) []Sample {
 }
 
 func TestServedUsesAnswersCeilingUsesWindow(t *testing.T) {
-	// A short phase: the window's throughput misses the last answers (98 of
-	// 100 req/s) though every request was answered (Answered 100), so the
-	// rate is served. Overloaded, the window's throughput (158) is the
-	// ceiling, not the answers that came after it.
+	// 2xx/s a little under the offered rate (98 of 100) while every request
+	// was answered (Answered 100): the rate is served. Overloaded, the
+	// target's 2xx/s (158) is the ceiling, not the answers per second of the
+	// phase (237, the queue drained after it).
 	s := []Sample{
 		{GOMAXPROCS: 1, OfferedRate: 100, OKPerSec: 98, Answered: 100, P99: 55 * ms},
 		{GOMAXPROCS: 1, OfferedRate: 400, OKPerSec: 158, Answered: 237, P99: 3000 * ms},

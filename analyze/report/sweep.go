@@ -157,7 +157,7 @@ func RenderSweep(w io.Writer, r *SweepReport, throughputPNG, p99PNG string) erro
 	md.f("| date | %s |\n\n", p.Started.UTC().Format("2006-01-02 15:04 UTC"))
 
 	md.f("## Results\n\n")
-	md.f("Median over iterations per GOMAXPROCS and offered rate. 2xx/s is the target's throughput while the rate was offered (2xx responses received during the phase, per second); answered is the share of the phase's requests answered 2xx, whenever the answer came; latency is measured from each request's intended send time; CPU/request is the target's user+system CPU (from /proc) divided by its 2xx responses; RSS is the target's resident set at the end of the phase. ")
+	md.f("Median over iterations per GOMAXPROCS and offered rate. 2xx/s is the load generator's figure: the rate at which the target answered the phase's requests with 2xx, from the phase's first completion to its last (so a saturated target shows its ceiling even when its queue drains after the phase); answered is the share of the phase's requests answered 2xx, whenever the answer came; latency is measured from each request's intended send time; CPU/request is the target's user+system CPU (from /proc) divided by its 2xx responses; RSS is the target's resident set at the end of the phase. ")
 	md.f("**knee**: the highest rate still served (>= 99 %% of its requests answered 2xx and p99 within 2x the p99 at the lowest rate, every lower rate served too); **over**: not served; **gen-bound**: the load generator was a material limit (see Notes): not used for the knee, and for the ceiling only when it still sent 99 %% of its requests.\n\n")
 	md.f("| GOMAXPROCS | offered req/s | 2xx/s | answered | p50 ms | p99 ms | errors | not sent | CPU/request | RSS MB | |\n")
 	md.f("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
@@ -176,7 +176,7 @@ func RenderSweep(w io.Writer, r *SweepReport, throughputPNG, p99PNG string) erro
 		md.f("![p99 latency vs offered rate, one line per GOMAXPROCS](%s)\n", p99PNG)
 	}
 	md.f("\n## Capacity\n\n")
-	md.f("The ceiling is the highest 2xx/s (throughput during the phase) measured at any rate. Little's law (throughput = concurrency / latency) turns it into the number of requests in service at the low-load latency; busy Ps is the target's CPU use (cores, from /proc) in the step that set the ceiling.\n\n")
+	md.f("The ceiling is the highest 2xx/s measured at any rate. Little's law (throughput = concurrency / latency) turns it into the number of requests in service at the low-load latency; busy Ps is the target's CPU use (cores, from /proc) in the step that set the ceiling.\n\n")
 	md.f("| GOMAXPROCS | knee req/s | ceiling 2xx/s | low-load p50 ms | CPU/request | CPU fraction | busy Ps at ceiling | in service at ceiling | CPU-only limit req/s |%s\n",
 		iff(p.ConcurrencyLimit > 0, " Little's law limit req/s |", ""))
 	md.f("|---:|---:|---:|---:|---:|---:|---:|---:|---:|%s\n", iff(p.ConcurrencyLimit > 0, "---:|", ""))

@@ -112,9 +112,9 @@ type Step struct {
 	Errors   int64 `json:"errors"`   // every non-2xx outcome, timeouts included
 	Timeouts int64 `json:"timeouts"` // of Errors, requests that timed out
 	NotSent  int64 `json:"not_sent"`
-	// OKPerSec is the target's throughput while the rate was offered: 2xx
-	// responses received during the phase's window, per second (the load
-	// generator's 2xx/s).
+	// OKPerSec is the load generator's 2xx/s: the rate at which the target
+	// answered the phase's requests with 2xx (first to last completion), so
+	// a saturated target shows its ceiling.
 	OKPerSec float64 `json:"ok_per_s"`
 	// AnsweredPerSec is the phase's requests answered 2xx, whenever the
 	// answer came, per second of the phase: it reaches the offered rate

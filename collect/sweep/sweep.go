@@ -73,8 +73,8 @@ type Measured struct {
 	Duration          time.Duration
 	Sent, OK, NotSent int64
 	Errors, Timeouts  int64
-	// OKPerSec is the throughput during the phase's window (2xx responses
-	// received in it, per second); AnsweredPerSec is the phase's requests
+	// OKPerSec is the generator's 2xx/s (the rate the target answered the
+	// phase's requests with 2xx); AnsweredPerSec is the phase's requests
 	// answered 2xx, whenever, per second of the phase.
 	OKPerSec       float64
 	AnsweredPerSec float64
