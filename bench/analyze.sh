@@ -57,7 +57,7 @@ for kind in sched syscall sync net; do
   /usr/bin/time -f "%e %U %S %M" -o "$out/analyze-gotool-time.txt" \
     go tool trace -pprof="$kind" "$trace" > "$out/analyze-$kind.pb.gz" 2> /dev/null
   read -r w u s m < "$out/analyze-gotool-time.txt"
-  read -r gc gt < <("$out/analyze-read" -mode pprofsum "$out/analyze-$kind.pb.gz")
+  read -r gc gt _ < <("$out/analyze-read" -mode pprofsum "$out/analyze-$kind.pb.gz")
   read -r _ oc ot < <(grep "^$kind " "$out/analyze-compat.txt")
   eq=no; [[ $gc == "$oc" && $gt == "$ot" ]] && eq=yes
   printf '%-8s %8.2f %8.2f %9.0f %12s %18s %12s %18s %s\n' "$kind" "$w" "$(echo "$u + $s" | bc -l)" "$(echo "$m / 1024" | bc -l)" "$gc" "$gt" "$oc" "$ot" "$eq"

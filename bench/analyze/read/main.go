@@ -75,12 +75,16 @@ func main() {
 		if err != nil {
 			log.Fatal(err)
 		}
-		var n, total int64
+		var n, total, emptyTotal int64
 		for _, s := range p.Sample {
 			n += s.Value[0]
 			total += s.Value[1]
+			if len(s.Location) == 0 {
+				emptyTotal += s.Value[1]
+			}
 		}
-		fmt.Printf("%d %d\n", n, total)
+		// count, total ns, and the share of the total with an empty stack
+		fmt.Printf("%d %d %.3f\n", n, total, float64(emptyTotal)/float64(max(total, 1)))
 		return
 	default:
 		log.Fatalf("unknown mode %q", *mode)
