@@ -57,7 +57,11 @@ type PhaseFigures struct {
 	CPUUSPerReq float64 `json:"cpu_us_per_req"`
 	CPUCores    float64 `json:"cpu_cores"`
 	CPUFromProc bool    `json:"cpu_from_proc"`
-	GOMAXPROCS  int     `json:"gomaxprocs,omitempty"`
+	// CPUWithoutCaptures: the CPU figures come from polls while the run
+	// captured nothing (no fgprof, no trace window); false when the phase
+	// had no such stretch of two polls, so they include the captures' cost.
+	CPUWithoutCaptures bool `json:"cpu_without_captures"`
+	GOMAXPROCS         int  `json:"gomaxprocs,omitempty"`
 	// Peaks over the phase's polls, with when they were seen (load clock).
 	PeakThreads       float64 `json:"peak_threads"`
 	PeakThreadsAtS    float64 `json:"peak_threads_at_s"`
@@ -130,11 +134,14 @@ func derivePhases(res *load.Result, lines []MetricsLine, raw []pollState) []Phas
 		return nil
 	}
 	var out []PhaseFigures
-	for step, ph := range res.Phases {
+	for _, ph := range res.Phases {
 		f := PhaseFigures{Name: ph.Name, StartS: ph.StartS, EndS: ph.EndS, OfferedRate: ph.OfferedRate, OKPerS: ph.OKPerS}
 		var idx []int
+		// The polls inside the phase's scheduling window: after it, requests
+		// still drain but the load no longer reports, so they would dilute
+		// the figures.
 		for i, l := range lines {
-			if l.Load.Kind == load.Steady && l.Load.Step == step {
+			if l.T >= ph.StartS && l.T <= ph.EndS+0.05 {
 				idx = append(idx, i)
 			}
 		}
@@ -170,7 +177,10 @@ func derivePhases(res *load.Result, lines []MetricsLine, raw []pollState) []Phas
 				a.add(pp)
 			}
 		}
-		phaseCPU(&f, raw, idx)
+		f.CPUWithoutCaptures = phaseCPU(&f, raw, cleanRun(lines, idx))
+		if !f.CPUWithoutCaptures {
+			phaseCPU(&f, raw, idx)
+		}
 		// Hold times from the pools' own counters, first and last poll of the phase.
 		if len(idx) >= 2 {
 			first, last := raw[idx[0]].snap, raw[idx[len(idx)-1]].snap
@@ -280,7 +290,7 @@ func findCeiling(f *PhaseFigures, ph *load.PhaseResult, cpuIncludesTarget bool) 
 // phaseCPU sets the target's CPU figures from the first and last polls of
 // a phase that read it: /proc when two did, else the runtime's estimate
 // (which the runtime updates at each GC, so it is coarse over short phases).
-func phaseCPU(f *PhaseFigures, raw []pollState, idx []int) {
+func phaseCPU(f *PhaseFigures, raw []pollState, idx []int) bool {
 	span := func(has func(pollState) bool) (pollState, pollState, bool) {
 		var first, last pollState
 		n := 0
@@ -303,12 +313,34 @@ func phaseCPU(f *PhaseFigures, raw []pollState, idx []int) {
 	} else if first, last, ok = span(func(p pollState) bool { return p.snap != nil && p.snap.Values != nil }); ok {
 		cpu = goCPU(last.snap.Values) - goCPU(first.snap.Values)
 	} else {
-		return
+		return false
 	}
 	f.CPUCores = cpu / last.at.Sub(first.at).Seconds()
 	if n := last.completed - first.completed; n > 0 {
 		f.CPUUSPerReq = 1e6 * cpu / float64(n)
 	}
+	return true
+}
+
+// cleanRun returns the longest run of consecutive polls in idx taken while
+// nothing was captured, including the poll just before it (the run's
+// baseline: CPU is a difference between polls).
+func cleanRun(lines []MetricsLine, idx []int) []int {
+	var best, cur []int
+	for k, i := range idx {
+		if lines[i].Capture != "" {
+			cur = nil
+			continue
+		}
+		if cur == nil && k > 0 {
+			cur = append(cur, idx[k-1])
+		}
+		cur = append(cur, i)
+		if len(cur) > len(best) {
+			best = append(best[:0:0], cur...)
+		}
+	}
+	return best
 }
 
 func holdOrInf(p *PoolFigures) float64 {

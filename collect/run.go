@@ -311,10 +311,6 @@ func (r *Runner) Run(ctx context.Context) (*Outcome, error) {
 	st.progress = make(chan load.Progress, 1)
 	st.snapshotTrigger = make(chan string, 1)
 	st.loadDone = make(chan struct{})
-	st.tick = lcfg.ProgressEvery
-	if st.tick <= 0 {
-		st.tick = load.DefaultProgressEvery
-	}
 	st.steadySteps = max(1, len(lcfg.Rates))
 	if lcfg.Users > 0 {
 		st.steadySteps = 1
@@ -509,22 +505,22 @@ type runState struct {
 
 	emitLock sync.Mutex // serializes Live callbacks
 
-	mu        sync.Mutex
-	loadStart time.Time // zero until the first progress
-	last      load.Progress
-	hasLast   bool
-	completed map[int]int64 // per plan phase, the latest Completed
-	okTotal   float64       // 2xx responses so far, every phase, from the progress ticks
-	tick      time.Duration // the load's progress period
-	prev      pollState
-	point     TargetPoint
-	polledAt  time.Duration
-	lines     []MetricsLine
-	raw       []pollState
-	capture   string
-	notes     []string
-	condHeld  bool
-	failures  int
+	mu          sync.Mutex
+	loadStart   time.Time // zero until the first progress
+	last        load.Progress
+	hasLast     bool
+	completed   map[int]int64 // per plan phase, the latest Completed
+	okTotal     float64       // 2xx responses so far, every phase, from the progress ticks
+	lastElapsed time.Duration // RunElapsed of the previous progress snapshot (not Done)
+	prev        pollState
+	point       TargetPoint
+	polledAt    time.Duration
+	lines       []MetricsLine
+	raw         []pollState
+	capture     string
+	notes       []string
+	condHeld    bool
+	failures    int
 
 	// Captured by the capturer, read after it stopped.
 	profStart, profEnd map[string][]byte
@@ -550,9 +546,13 @@ func (st *runState) onProgress(p load.Progress) {
 	}
 	st.completed[p.Phase] = p.Completed
 	if !p.Done {
-		// OKPerS counts every 2xx since the previous report over one
-		// progress tick, so OKPerS x tick is the 2xx count since then.
-		st.okTotal += p.OKPerS * st.tick.Seconds()
+		// OKPerS counts every 2xx since the previous report over the time
+		// since the previous snapshot (the load's tick), so OKPerS x that
+		// time is the 2xx count since then.
+		if d := p.RunElapsed - st.lastElapsed; d > 0 && st.lastElapsed > 0 {
+			st.okTotal += p.OKPerS * d.Seconds()
+		}
+		st.lastElapsed = p.RunElapsed
 	}
 	live := st.liveLocked()
 	st.mu.Unlock()
@@ -682,6 +682,7 @@ func (st *runState) pollOnce(ctx context.Context) {
 	}
 	line := MetricsLine{T: ps.at.Sub(st.loadStart).Seconds(), Time: ps.at, Load: loadPoint(st.last), Target: tp}
 	line.Load.OKTotal = ps.completed
+	line.Capture = st.capture
 	if st.client.source == SourceAgent {
 		line.Agent = ps.snap
 	}

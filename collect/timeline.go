@@ -23,6 +23,10 @@ type MetricsLine struct {
 	// Agent is the agent's raw /metrics snapshot; nil without an agent or
 	// when the poll failed.
 	Agent *agent.Snapshot `json:"agent,omitempty"`
+	// Capture is what the run was capturing at the poll ("fgprof 3.9s",
+	// "trace window 6.1-8.1 s"), empty when nothing: captures cost the
+	// target CPU, so the phase's CPU figures avoid those polls.
+	Capture string `json:"capture,omitempty"`
 	// Error says why the poll (or part of it) failed.
 	Error string `json:"error,omitempty"`
 }
