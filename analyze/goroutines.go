@@ -14,6 +14,13 @@ import (
 // time.Sleep(d), with the message strconv.FormatInt(d.Nanoseconds(), 10).
 const SleepLogCategory = "schedscope.sleep"
 
+// LockLogCategory is the runtime/trace.Log category a program may write on
+// a goroutine right after runtime.LockOSThread (message "lock") and right
+// before runtime.UnlockOSThread ("unlock"). LockOSThread leaves no trace
+// event; with the annotation a goroutine that locks, blocks once and
+// unlocks is reported as locked, which inference cannot tell apart.
+const LockLogCategory = "schedscope.lockosthread"
+
 // cause is why a goroutine became Runnable (or why it waits).
 type cause uint8
 
@@ -100,6 +107,7 @@ type gState struct {
 	wakeThread trace.ThreadID // the thread that made it Runnable
 	lockThread trace.ThreadID
 	lockRun    int32 // starts after a wake-up on lockThread, with no other goroutine there since
+	annLocked  bool  // between LockLogCategory "lock" and "unlock"
 	handoffN   int64
 	handoffMax int64
 	handoff1   int64 // first hand-off, before a histogram exists
@@ -251,17 +259,34 @@ func (a *goAcc) clock(t trace.Time) {
 
 // log handles a Log event: schedscope's sleep annotation.
 func (a *goAcc) log(ev *trace.Event) {
-	{
-		l := ev.Log()
-		if l.Category != SleepLogCategory {
-			return
-		}
+	l := ev.Log()
+	switch l.Category {
+	case SleepLogCategory:
 		n, err := strconv.ParseInt(strings.TrimSpace(l.Message), 10, 64)
 		if err != nil || n <= 0 {
 			return
 		}
 		if i, ok := a.lookup(ev.Goroutine()); ok {
 			a.gs[i].sleepReq = n
+		}
+	case LockLogCategory:
+		i, ok := a.lookup(ev.Goroutine())
+		if !ok {
+			return
+		}
+		g := &a.gs[i]
+		switch strings.TrimSpace(l.Message) {
+		case "lock":
+			if !g.annLocked {
+				a.resetLock(i, g) // an inferred period ends here
+				g.annLocked = true
+				g.lockThread = ev.Thread()
+			}
+		case "unlock":
+			if g.annLocked {
+				a.resetLock(i, g) // commits the annotated period
+				g.annLocked = false
+			}
 		}
 	}
 }
@@ -413,7 +438,7 @@ func (a *goAcc) started(i int32, g *gState, ev *trace.Event, t trace.Time) {
 	ts := a.thread(th)
 	if ts.lastG != g.id && ts.lastG != trace.NoGoroutine {
 		if j := ts.lastSlot; int(j) < len(a.idx.ids) && a.idx.ids[j] == ts.lastG {
-			if o := &a.gs[j]; o.lockThread == th && o.lockRun > 0 {
+			if o := &a.gs[j]; o.lockThread == th && o.lockRun > 0 && !o.annLocked {
 				a.resetLock(j, o)
 			}
 		}
@@ -422,6 +447,15 @@ func (a *goAcc) started(i int32, g *gState, ev *trace.Event, t trace.Time) {
 	ts.lastG, ts.lastSlot = g.id, i
 
 	switch {
+	case g.annLocked:
+		if isWake(g.cause) && g.sinceOK {
+			g.lockThread = th
+			g.lockRun++
+			a.noteHandoff(i, g, lat)
+			if g.cause != causeUnknown && int64(t-g.blockAt) >= int64(a.opts.PinThreshold) && g.blockAt != 0 {
+				a.lockedP[i] = append(a.lockedP[i], a.lockedSpan(g, t, false))
+			}
+		}
 	case isWake(g.cause) && g.sinceOK && g.wakeThread == th:
 		// A locked goroutine's thread sleeps while it waits, so it can
 		// never be the thread that wakes it: this goroutine is not locked.
@@ -490,7 +524,7 @@ func (a *goAcc) resetLock(i int32, g *gState) {
 // qualifies reports whether g's current candidate period shows it locked to
 // its thread: enough wake-ups resumed there, the thread running nothing else.
 func (a *goAcc) qualifies(g *gState) bool {
-	return g.lockRun >= int32(a.opts.MinLockedWakeups)
+	return g.lockRun >= int32(a.opts.MinLockedWakeups) || (g.annLocked && g.lockThread != trace.NoThread)
 }
 
 // lockedAcc accumulates one goroutine's locked periods (a goroutine may
@@ -508,6 +542,7 @@ func (a *goAcc) commitLock(i int32, g *gState) {
 		la = &lockedAcc{lg: LockedGoroutine{GoID: int64(g.id), Thread: int64(g.lockThread)}}
 		a.lockedBy[i] = la
 	}
+	la.lg.Annotated = la.lg.Annotated || g.annLocked
 	la.lg.Wakeups += int64(g.lockRun)
 	la.lg.HandoffMaxNs = max(la.lg.HandoffMaxNs, g.handoffMax)
 	if h := a.handoff[i]; h != nil {

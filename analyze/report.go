@@ -186,6 +186,9 @@ type LockedGoroutine struct {
 	HandoffP50Ns int64 `json:"handoff_p50_ns"`
 	HandoffMaxNs int64 `json:"handoff_max_ns"`
 	Ended        bool  `json:"ended"` // the goroutine exited within the trace
+	// Annotated is set when the program said so (LockLogCategory) rather
+	// than schedscope inferring it.
+	Annotated bool `json:"annotated"`
 }
 
 // PinnedEvent is one span where a goroutine held an OS thread without

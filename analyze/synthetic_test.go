@@ -303,3 +303,42 @@ func TestSleepOvershootFromAnnotation(t *testing.T) {
 		t.Errorf("without annotation: %+v, want no overshoot", r.Sleep.Sites[0])
 	}
 }
+
+func TestLockAnnotation(t *testing.T) {
+	s := &synth{t: t}
+	ms := trace.Time(time.Millisecond)
+	s.sync(1)
+	s.g(2, 1, 3, nx, rbl, "", stk("main.handler"))
+	s.g(3, 1, 3, rbl, run, "", trace.NoStack)
+	s.log(4, 1, 3, LockLogCategory, "lock")
+	// One 30 ms wait, woken by its own thread: inference alone rejects it.
+	s.g(10, 1, 3, run, wt, "select", stk("runtime.selectgo", "main.lockedWait", "main.handler"))
+	s.g(10+30*ms, 1, 3, wt, rbl, "", trace.NoStack)
+	s.g(11+30*ms, 1, 3, rbl, run, "", trace.NoStack)
+	s.log(12+30*ms, 1, 3, LockLogCategory, "unlock")
+	// Unlocked now: a long wait is not a locked span.
+	s.g(20+30*ms, 1, 3, run, wt, "select", stk("runtime.selectgo", "main.handler"))
+	s.g(20+60*ms, 2, 3, wt, rbl, "", trace.NoStack)
+	s.g(21+60*ms, 1, 3, rbl, run, "", trace.NoStack)
+	s.sync(30 + 60*ms)
+	r := s.report(Options{})
+	if len(r.Pinned.LockedGoroutines) != 1 {
+		t.Fatalf("locked goroutines %+v, want the annotated one", r.Pinned.LockedGoroutines)
+	}
+	if l := r.Pinned.LockedGoroutines[0]; !l.Annotated || l.Wakeups != 1 || l.Thread != 1 || l.StartFunc != "main.handler" {
+		t.Errorf("locked goroutine %+v", l)
+	}
+	if len(r.Pinned.Events) != 1 || r.Pinned.Events[0].Kind != "locked" || r.Pinned.Events[0].Func != "main.lockedWait" {
+		t.Errorf("pinned events %+v, want one locked span at main.lockedWait", r.Pinned.Events)
+	}
+	// Without the annotation nothing is inferred.
+	s2 := &synth{t: t}
+	for _, ev := range s.evs {
+		if ev.Kind() != trace.EventLog {
+			s2.evs = append(s2.evs, ev)
+		}
+	}
+	if r := s2.report(Options{}); len(r.Pinned.LockedGoroutines) != 0 || len(r.Pinned.Events) != 0 {
+		t.Errorf("without annotation: %+v %+v", r.Pinned.LockedGoroutines, r.Pinned.Events)
+	}
+}

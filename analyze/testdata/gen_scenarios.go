@@ -87,6 +87,10 @@ func hogs(n int, stop chan struct{}, wg *sync.WaitGroup) {
 // or more (pinned events of kind "locked"). main.lockedShort is locked too
 // but only ever blocks ~1 ms (no pinned events). main.unlockedWorker (4 of
 // them) does the same as lockedWorker without LockOSThread: never locked.
+// main.lockedOnce (2) locks, writes the schedscope.lockosthread annotation,
+// waits once ~30 ms and unlocks: locked (annotated), one locked span each.
+// main.lockedOnceBare does the same without the annotation: one wait is
+// not enough to infer the lock, so it is not reported.
 // One CPU hog keeps a P busy so threads are shared.
 func locked() {
 	stop := make(chan struct{})
@@ -123,6 +127,12 @@ func locked() {
 		wg.Add(1)
 		go unlockedWorker(c, &wg)
 	}
+	for i := 0; i < 2; i++ {
+		wg.Add(1)
+		go lockedOnce(&wg)
+	}
+	wg.Add(1)
+	go lockedOnceBare(&wg)
 	wg.Wait()
 	close(stop)
 	hwg.Wait()
@@ -144,6 +154,22 @@ func lockedShort(c chan struct{}, wg *sync.WaitGroup) {
 	for range c {
 		burn(200)
 	}
+}
+
+func lockedOnce(wg *sync.WaitGroup) {
+	defer wg.Done()
+	runtime.LockOSThread()
+	rtrace.Log(context.Background(), "schedscope.lockosthread", "lock")
+	time.Sleep(30 * time.Millisecond)
+	rtrace.Log(context.Background(), "schedscope.lockosthread", "unlock")
+	runtime.UnlockOSThread()
+}
+
+func lockedOnceBare(wg *sync.WaitGroup) {
+	defer wg.Done()
+	runtime.LockOSThread()
+	time.Sleep(30 * time.Millisecond)
+	runtime.UnlockOSThread()
 }
 
 func unlockedWorker(c chan struct{}, wg *sync.WaitGroup) {
