@@ -14,6 +14,7 @@ type collector struct {
 	stopCh   chan struct{}
 	lastTick int64
 	lastOK   int64 // runner.okDone at the last progress report
+	every    int64 // tick period, ns
 }
 
 func newCollector(r *runner) *collector {
@@ -27,7 +28,13 @@ func (c *collector) loop() {
 	r := c.r
 	sample := time.NewTicker(sampleEvery)
 	defer sample.Stop()
-	next := int64(r.cfg.ProgressEvery)
+	// Without a Progress callback, drain only as often as intervals need.
+	every := int64(r.cfg.ProgressEvery)
+	if r.cfg.Progress == nil {
+		every = int64(r.cfg.IntervalEvery)
+	}
+	c.every = every
+	next := every
 	for {
 		select {
 		case <-c.stopCh:
@@ -37,7 +44,7 @@ func (c *collector) loop() {
 			c.sampleInflight()
 			if now := r.nowNS(); now >= next {
 				c.tick(false)
-				next = now + int64(r.cfg.ProgressEvery)
+				next = now + every
 			}
 		}
 	}
@@ -90,10 +97,12 @@ func (c *collector) tick(final bool) {
 			c.progress(ps, now, since, false)
 			reported = true
 		}
-		if r.cfg.Interval != nil && (done || now-ps.nextIntervalFrom >= int64(r.cfg.IntervalEvery)) {
+		if r.cfg.Interval != nil && (done || now-ps.nextIntervalFrom >= int64(r.cfg.IntervalEvery)-c.every/2) {
 			c.emitInterval(ps, now)
 		}
-		ps.tickLat.Reset()
+		if ps.tickLat.TotalCount() > 0 {
+			ps.tickLat.Reset()
+		}
 		if done {
 			c.finalize(ps)
 			c.progress(ps, now, since, true)
@@ -110,56 +119,72 @@ func (c *collector) tick(final bool) {
 	}
 }
 
-// drain moves what the shards recorded for ps into its accumulators.
+// drain moves what the shards recorded for ps into its accumulators. Each
+// shard's recorder is swapped for an empty spare under the shard's lock, so
+// workers never wait behind a merge.
 func (c *collector) drain(ps *phaseState) {
 	r := c.r
 	idx := ps.plan.index
 	if ps.lat == nil {
 		ps.lat, ps.svc, ps.lag, ps.tickLat = newHist(), newHist(), newHist(), newHist()
-		ps.tickSvc, ps.tickLag = newHist(), newHist()
 		if r.cfg.Interval != nil {
 			ps.ivLat, ps.ivSvc, ps.ivLag = newHist(), newHist(), newHist()
 		}
+		ps.spares = make([]*phaseRec, len(r.shards))
 	}
-	ps.tickSvc.Reset()
-	ps.tickLag.Reset()
 	for i := range r.shards {
 		sh := &r.shards[i]
+		spare := ps.spares[i]
+		if spare == nil {
+			spare = &phaseRec{lat: newHist(), svc: newHist(), lag: newHist()}
+		}
 		sh.mu.Lock()
 		rec := sh.recs[idx]
-		if rec != nil && rec.completed > 0 {
-			if ps.completed == 0 || rec.firstDone < ps.firstDone {
-				ps.firstDone = rec.firstDone
-			}
-			ps.lastDone = max(ps.lastDone, rec.lastDone)
-			ps.tickLat.Merge(rec.lat)
-			ps.tickSvc.Merge(rec.svc)
-			ps.tickLag.Merge(rec.lag)
-			ps.completed += rec.completed
-			ps.ok += rec.ok
-			ps.errs.Status += rec.errs.Status
-			ps.errs.Timeout += rec.errs.Timeout
-			ps.errs.Connection += rec.errs.Connection
-			ps.errs.Other += rec.errs.Other
-			for code, n := range rec.codes {
-				if n > 0 {
-					ps.codes[code] += n
-				}
-			}
-			rec.lat.Reset()
-			rec.svc.Reset()
-			rec.lag.Reset()
-			*rec = phaseRec{lat: rec.lat, svc: rec.svc, lag: rec.lag}
+		if rec == nil || rec.completed == 0 {
+			sh.mu.Unlock()
+			ps.spares[i] = spare
+			continue
 		}
+		sh.recs[idx] = spare
 		sh.mu.Unlock()
+
+		if ps.completed == 0 || rec.firstDone < ps.firstDone {
+			ps.firstDone = rec.firstDone
+		}
+		ps.lastDone = max(ps.lastDone, rec.lastDone)
+		ps.completed += rec.completed
+		ps.ok += rec.ok
+		ps.errs.Status += rec.errs.Status
+		ps.errs.Timeout += rec.errs.Timeout
+		ps.errs.Connection += rec.errs.Connection
+		ps.errs.Other += rec.errs.Other
+		for code, n := range rec.codes {
+			if n > 0 {
+				ps.codes[code] += n
+			}
+		}
+		if rec.lat.TotalCount() > 0 {
+			ps.tickLat.Merge(rec.lat)
+			ps.svc.Merge(rec.svc)
+			if ps.ivSvc != nil {
+				ps.ivSvc.Merge(rec.svc)
+			}
+		}
+		ps.lag.Merge(rec.lag)
+		if ps.ivLag != nil {
+			ps.ivLag.Merge(rec.lag)
+		}
+		rec.lat.Reset()
+		rec.svc.Reset()
+		rec.lag.Reset()
+		*rec = phaseRec{lat: rec.lat, svc: rec.svc, lag: rec.lag}
+		ps.spares[i] = rec
 	}
-	ps.lat.Merge(ps.tickLat)
-	ps.svc.Merge(ps.tickSvc)
-	ps.lag.Merge(ps.tickLag)
-	if ps.ivLat != nil {
-		ps.ivLat.Merge(ps.tickLat)
-		ps.ivSvc.Merge(ps.tickSvc)
-		ps.ivLag.Merge(ps.tickLag)
+	if ps.tickLat.TotalCount() > 0 {
+		ps.lat.Merge(ps.tickLat)
+		if ps.ivLat != nil {
+			ps.ivLat.Merge(ps.tickLat)
+		}
 	}
 }
 
@@ -271,7 +296,7 @@ func (c *collector) finalize(ps *phaseState) {
 		p.Verdicts[i] = v.String()
 	}
 	ps.result = p
-	ps.tickSvc, ps.tickLag, ps.ivLat, ps.ivSvc, ps.ivLag = nil, nil, nil, nil, nil
+	ps.spares, ps.ivLat, ps.ivSvc, ps.ivLag = nil, nil, nil, nil
 }
 
 // completionRate is the rate at which the target answered the phase's

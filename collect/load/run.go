@@ -18,7 +18,7 @@ const histMax = int64(time.Hour)
 func newHist() *hdrhistogram.Histogram { return hdrhistogram.New(1, histMax, 3) }
 
 // sampleEvery is how often the collector samples the number in flight.
-const sampleEvery = 10 * time.Millisecond
+const sampleEvery = 20 * time.Millisecond
 
 // closedBackoff is how long a closed-model user waits after a connection or
 // other error before its next request, so an unreachable target is not
@@ -107,8 +107,8 @@ type phaseState struct {
 
 	// Collector-owned accumulators.
 	lat, svc, lag          *hdrhistogram.Histogram // the whole phase
-	tickLat, tickSvc       *hdrhistogram.Histogram // the last progress interval
-	tickLag                *hdrhistogram.Histogram
+	tickLat                *hdrhistogram.Histogram // the last progress interval
+	spares                 []*phaseRec             // empty recorders to swap into the shards
 	ivLat, ivSvc, ivLag    *hdrhistogram.Histogram // the current Interval; nil when not requested
 	completed, ok          int64
 	firstDone, lastDone    int64 // completion times, ns

@@ -134,7 +134,7 @@ func judge(p *PhaseResult, model string, think float64, inflightCap int, cpuIsOu
 				p.OKPerS, p.OfferedRate, 100*ratio)})
 		default:
 			vs = append(vs, Verdict{Kind: OverCapacity, Numbers: n, Message: fmt.Sprintf(
-				"2xx/s %.0f of the offered %.0f req/s (%.1f %%), but the generator was also a limit (see generator-bound)",
+				"2xx/s %.0f of the offered %.0f req/s (%.1f %%): the target is saturated, though the generator was also late (see generator-bound)",
 				p.OKPerS, p.OfferedRate, 100*ratio)})
 		}
 	}
