@@ -24,6 +24,8 @@ const (
 	// endMargin is how long before the last steady phase's end the end
 	// profiles are taken, so they fall inside it.
 	endMargin = 200 * time.Millisecond
+	// busyRetry is how long a capture refused with 429 is retried.
+	busyRetry = 3 * time.Second
 	// finishTimeout bounds the captures taken after the load ended.
 	finishTimeout = 20 * time.Second
 )
@@ -195,13 +197,6 @@ func (st *runState) traceWindow(ctx context.Context, name string, win time.Durat
 	st.setCapture(fmt.Sprintf("trace window %.1f-%.1f s", st.loadClock(start), st.loadClock(start.Add(win))))
 	defer st.setCapture("")
 	err := st.stream(ctx, name, st.client.tracePath(win))
-	var hs *errHTTPStatus
-	if errors.As(err, &hs) && hs.code == http.StatusTooManyRequests {
-		// Another capture (not ours) holds the agent: try once more.
-		time.Sleep(time.Second)
-		start = time.Now()
-		err = st.stream(ctx, name, st.client.tracePath(win))
-	}
 	if name == TraceFile {
 		st.traceCapture, st.traceStartS, st.traceEndS = kind, st.loadClock(start), st.loadClock(time.Now())
 		if kind == "window" {
@@ -251,12 +246,25 @@ func (st *runState) serveTraceNow(ctx context.Context, req captureReq) {
 
 // stream writes base+path into the run directory's file name as it
 // arrives, and records it in the manifest.
+//
+// A 429 (the agent still finishing a capture we cut, or another client's)
+// is retried for up to busyRetry.
 func (st *runState) stream(ctx context.Context, name, path string) error {
 	f, err := os.Create(st.rd.path(name))
 	if err != nil {
 		return fmt.Errorf("run directory: %w", err)
 	}
-	err = st.client.fetch(ctx, st.client.long, http.MethodGet, path, f)
+	for deadline := time.Now().Add(busyRetry); ; {
+		err = st.client.fetch(ctx, st.client.long, http.MethodGet, path, f)
+		var hs *errHTTPStatus
+		if !errors.As(err, &hs) || hs.code != http.StatusTooManyRequests || time.Now().After(deadline) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 	if cerr := f.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("run directory: %w", cerr)
 	}
