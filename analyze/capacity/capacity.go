@@ -85,7 +85,7 @@ func (o Options) withDefaults() Options {
 type Cell struct {
 	GOMAXPROCS    int
 	OfferedRate   float64
-	Iterations    int // samples the medians were taken over
+	Iterations    int // samples the medians were taken over (see Cells)
 	OKPerSec      float64
 	Answered      float64 // see Sample.Answered; OKPerSec when unknown
 	P50, P99      time.Duration
@@ -95,7 +95,7 @@ type Cell struct {
 	CPUPerRequest time.Duration
 	CPUCores      float64
 	RSSBytes      int64
-	// GeneratorBound is true when any iteration of this cell was
+	// GeneratorBound is true when every iteration of this cell was
 	// generator-bound.
 	GeneratorBound bool
 	// Served: Answered >= ServedFraction x offered and p99 <= P99Factor x
@@ -236,7 +236,9 @@ func distinctGOMAXPROCS(samples []Sample) []int {
 }
 
 // Cells returns the per-(GOMAXPROCS, rate) medians, sorted by GOMAXPROCS then
-// rate, without the served/knee judgement.
+// rate, without the served/knee judgement. The medians are taken over the
+// iterations that were not generator-bound, when there is one; a cell is
+// generator-bound only when every iteration was.
 func Cells(samples []Sample) []Cell {
 	type key struct {
 		gmp  int
@@ -259,8 +261,19 @@ func Cells(samples []Sample) []Cell {
 	})
 	cells := make([]Cell, 0, len(keys))
 	for _, k := range keys {
+		// Medians over the iterations where the generator kept up; over
+		// all of them, and the cell marked generator-bound, when it never did.
+		var kept []Sample
+		for _, s := range groups[k] {
+			if !s.GeneratorBound {
+				kept = append(kept, s)
+			}
+		}
 		g := groups[k]
-		c := Cell{GOMAXPROCS: k.gmp, OfferedRate: k.rate, Iterations: len(g)}
+		if len(kept) > 0 {
+			g = kept
+		}
+		c := Cell{GOMAXPROCS: k.gmp, OfferedRate: k.rate, Iterations: len(g), GeneratorBound: len(kept) == 0}
 		c.OKPerSec = median(g, func(s Sample) float64 { return s.OKPerSec })
 		c.Answered = median(g, func(s Sample) float64 {
 			if s.Answered > 0 {
@@ -276,9 +289,6 @@ func Cells(samples []Sample) []Cell {
 		c.RSSBytes = int64(median(g, func(s Sample) float64 { return float64(s.RSSBytes) }))
 		c.Planned = int64(math.Round(median(g, func(s Sample) float64 { return float64(s.Planned) })))
 		c.CPUCores = median(g, func(s Sample) float64 { return s.CPUCores })
-		for _, s := range g {
-			c.GeneratorBound = c.GeneratorBound || s.GeneratorBound
-		}
 		cells = append(cells, c)
 	}
 	return cells

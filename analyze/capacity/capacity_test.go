@@ -182,6 +182,22 @@ func TestMediansAndGeneratorBound(t *testing.T) {
 	}
 }
 
+func TestMediansSkipGeneratorBoundIterations(t *testing.T) {
+	s := []Sample{
+		{GOMAXPROCS: 1, Iteration: 1, OfferedRate: 100, OKPerSec: 100, P99: 90 * ms, GeneratorBound: true},
+		{GOMAXPROCS: 1, Iteration: 2, OfferedRate: 100, OKPerSec: 100, P99: 10 * ms},
+		{GOMAXPROCS: 1, Iteration: 3, OfferedRate: 100, OKPerSec: 100, P99: 12 * ms},
+		{GOMAXPROCS: 1, Iteration: 1, OfferedRate: 200, OKPerSec: 200, P99: 80 * ms, GeneratorBound: true},
+	}
+	cells := Cells(s)
+	if c := cells[0]; c.Iterations != 2 || c.P99 != 11*ms || c.GeneratorBound {
+		t.Errorf("cell %+v: want the median of the 2 iterations where the generator kept up (11ms), not generator-bound", c)
+	}
+	if c := cells[1]; c.Iterations != 1 || !c.GeneratorBound {
+		t.Errorf("cell %+v: want generator-bound (its only iteration was)", c)
+	}
+}
+
 func TestKneeStopsAtFirstUnservedRate(t *testing.T) {
 	s := []Sample{
 		{GOMAXPROCS: 2, OfferedRate: 100, OKPerSec: 100, P99: 10 * ms},

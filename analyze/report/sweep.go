@@ -157,8 +157,8 @@ func RenderSweep(w io.Writer, r *SweepReport, throughputPNG, p99PNG string) erro
 	md.f("| date | %s |\n\n", p.Started.UTC().Format("2006-01-02 15:04 UTC"))
 
 	md.f("## Results\n\n")
-	md.f("Median over iterations per GOMAXPROCS and offered rate. 2xx/s is the load generator's figure: the rate at which the target answered the phase's requests with 2xx, from the phase's first completion to its last (so a saturated target shows its ceiling even when its queue drains after the phase); answered is the share of the phase's requests answered 2xx, whenever the answer came; latency is measured from each request's intended send time; CPU/request is the target's user+system CPU (from /proc) divided by its 2xx responses; RSS is the target's resident set at the end of the phase. ")
-	md.f("**knee**: the highest rate still served (>= 99 %% of its requests answered 2xx and p99 within 2x the p99 at the lowest rate, every lower rate served too); **over**: not served; **gen-bound**: the load generator was a material limit (see Notes): not used for the knee, and for the ceiling only when it still sent 99 %% of its requests.\n\n")
+	md.f("Median over iterations per GOMAXPROCS and offered rate. 2xx/s is the load generator's figure: the rate at which the target answered the phase's requests with 2xx, from the phase's first completion to its last (so a saturated target shows its ceiling even when its queue drains after the phase); answered is the share of the phase's requests answered 2xx, whenever the answer came; latency is measured from each request's intended send time, over every response (quick 503s from a full queue included, which pull p50 down when most requests are rejected); CPU/request is the target's user+system CPU (from /proc) divided by its 2xx responses; RSS is the target's resident set at the end of the phase. ")
+	md.f("**knee**: the highest rate still served (>= 99 %% of its requests answered 2xx and p99 within 2x the p99 at the lowest rate, every lower rate served too); **over**: not served; **gen-bound**: the load generator was a material limit in every iteration (see Notes): not used for the knee, and for the ceiling only when it still sent 99 %% of its requests.\n\n")
 	md.f("| GOMAXPROCS | offered req/s | 2xx/s | answered | p50 ms | p99 ms | errors | not sent | CPU/request | RSS MB | |\n")
 	md.f("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
 	for _, l := range a.Levels {
@@ -213,11 +213,7 @@ func RenderSweep(w io.Writer, r *SweepReport, throughputPNG, p99PNG string) erro
 	if n := immaterialGeneratorVerdicts(r.Sweep.Steps); n > 0 {
 		notes = append(notes, fmt.Sprintf("%d of %d steps carried the load generator's generator-bound verdict for a send lag that is small against the latency measured (latency counts from the intended send time, so it includes the lag); they are kept. A step is left out only when more than 1 %% of its requests were not sent, the generator used 0.9 cores, or its send lag p99 exceeded 20 %% of its p50 latency", n, len(r.Sweep.Steps)))
 	}
-	for _, st := range r.Sweep.Steps {
-		if st.GeneratorBound {
-			notes = append(notes, fmt.Sprintf("GOMAXPROCS %d, iteration %d, %s req/s: generator-bound (%s)", st.GOMAXPROCS, st.Iteration, num(st.Rate), st.GeneratorNote))
-		}
-	}
+	notes = append(notes, generatorNotes(r.Sweep)...)
 	if len(notes) > 0 {
 		md.f("\n## Notes\n\n")
 		for _, n := range notes {
@@ -228,6 +224,48 @@ func RenderSweep(w io.Writer, r *SweepReport, throughputPNG, p99PNG string) erro
 		return fmt.Errorf("writing report: %w", md.err)
 	}
 	return nil
+}
+
+// generatorNotes summarises the materially generator-bound steps, one line
+// per GOMAXPROCS value.
+func generatorNotes(s *sweep.Sweep) []string {
+	var out []string
+	for _, g := range s.Plan.GOMAXPROCS {
+		var rates []string
+		n, total, worst := 0, 0, ""
+		worstLag := -1.0
+		for _, st := range s.Steps {
+			if st.GOMAXPROCS != g {
+				continue
+			}
+			total++
+			if !st.GeneratorBound {
+				continue
+			}
+			n++
+			rates = append(rates, fmt.Sprintf("%s (iteration %d)", num(st.Rate), st.Iteration))
+			if lag := lagOf(st); lag > worstLag {
+				worstLag, worst = lag, st.GeneratorNote
+			}
+		}
+		if n > 0 {
+			out = append(out, fmt.Sprintf("GOMAXPROCS %d: the generator was a material limit in %d of %d steps, at %s req/s; the worst: %s; a rate's figures are the medians of its other iterations, and a rate with none is marked gen-bound",
+				g, n, total, strings.Join(rates, ", "), worst))
+		}
+	}
+	return out
+}
+
+// lagOf reads the send lag back from a step's generator note ("send lag p99
+// X ms"), -1 when absent.
+func lagOf(st sweep.Step) float64 {
+	var lag float64
+	if i := strings.Index(st.GeneratorNote, "send lag p99 "); i >= 0 {
+		if _, err := fmt.Sscanf(st.GeneratorNote[i:], "send lag p99 %f ms", &lag); err == nil {
+			return lag
+		}
+	}
+	return -1
 }
 
 func answered(c capacity.Cell) string {

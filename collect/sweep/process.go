@@ -103,7 +103,7 @@ func (p *Process) Exited() (bool, error) {
 func (p *Process) exitError() error {
 	status := "exited"
 	if p.err != nil {
-		status = p.err.Error()
+		status = "exited (" + p.err.Error() + ")"
 	}
 	if last := p.tail.lastLine(); last != "" {
 		return fmt.Errorf("target %s before answering: %s", status, last)
@@ -164,8 +164,8 @@ func WaitReady(ctx context.Context, p *Process, url string, deadline time.Durati
 			return fmt.Errorf("GET %s answered %d %s", url, status, http.StatusText(status))
 		case err == nil:
 			last = fmt.Errorf("answered %d %s", status, http.StatusText(status))
-		default:
-			last = err
+		case ctx.Err() == nil || last == nil:
+			last = err // not the probe cut short by the deadline
 		}
 		select {
 		case <-ctx.Done():

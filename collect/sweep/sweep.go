@@ -210,8 +210,12 @@ func Run(ctx context.Context, cfg Config) (*Sweep, error) {
 		if plan, err = NewPlan(cfg); err != nil {
 			return nil, err
 		}
-		if _, err := os.Stat(filepath.Join(cfg.Dir, PlanFile)); err == nil {
-			return nil, fmt.Errorf("%s already holds a sweep: use --resume %s, or another --out", cfg.Dir, cfg.Dir)
+		// A directory whose sweep failed before its first step may be
+		// reused; one with finished steps must be resumed.
+		if prev, err := Load(cfg.Dir); err == nil && len(prev.Steps) > 0 {
+			return nil, fmt.Errorf("%s already holds a sweep with %d finished steps: use --resume %s, or another --out", cfg.Dir, len(prev.Steps), cfg.Dir)
+		} else if _, serr := os.Stat(filepath.Join(cfg.Dir, PlanFile)); serr == nil && err != nil {
+			return nil, fmt.Errorf("%s holds an unreadable sweep (%v): choose another --out", cfg.Dir, err)
 		}
 	}
 	for _, d := range []string{cfg.Dir, filepath.Join(cfg.Dir, StepsDir), filepath.Join(cfg.Dir, LogsDir)} {

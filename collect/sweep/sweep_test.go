@@ -140,7 +140,7 @@ func TestWaitReadyFailures(t *testing.T) {
 		}
 		defer p.Stop()
 		err = WaitReady(context.Background(), p, base+"/ok", 500*time.Millisecond)
-		if err == nil || !strings.Contains(err.Error(), "did not answer 2xx within 500ms") {
+		if err == nil || !strings.Contains(err.Error(), "did not answer 2xx within 500ms") || !strings.Contains(err.Error(), "connection refused") {
 			t.Errorf("err = %v, want a deadline error", err)
 		}
 	})
@@ -150,8 +150,12 @@ func TestWaitReadyFailures(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer p.Stop()
-		err = WaitReady(context.Background(), p, "http://127.0.0.1:1/", 10*time.Second)
-		if err == nil || !strings.Contains(err.Error(), "exit status 127") {
+		addr, err := FreeLoopbackAddr()
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = WaitReady(context.Background(), p, "http://"+addr+"/", 10*time.Second)
+		if err == nil || !strings.Contains(err.Error(), "exited (exit status 127) before answering") {
 			t.Errorf("err = %v, want exit status 127 from sh", err)
 		}
 	})
@@ -306,7 +310,7 @@ func TestRunInterruptAndResume(t *testing.T) {
 		t.Errorf("target log: %v", err)
 	}
 
-	// A new sweep into the same directory is refused.
+	// A new sweep into a directory with finished steps is refused.
 	cfg.Resume = false
 	cfg.GOMAXPROCS = []int{1}
 	if _, err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "--resume") {
