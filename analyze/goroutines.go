@@ -197,6 +197,7 @@ type goAcc struct {
 	locked   []LockedGoroutine
 	pinned   []PinnedEvent
 	tracer   []PinnedEvent
+	unattr   []PinnedEvent
 	dropped  int64
 
 	// lifecycle
@@ -388,6 +389,8 @@ func (a *goAcc) transition(ev *trace.Event, st *trace.StateTransition, from, to 
 		g.sysEarly = from != trace.GoRunning
 		if from == trace.GoRunning {
 			g.sysStack = a.stacks.intern(ev.Stack())
+		} else if st.Stack != trace.NoStack {
+			g.sysStack = a.stacks.intern(st.Stack) // a status event's stack: the goroutine's own
 		}
 	case trace.GoNotExist:
 		a.ended++
@@ -702,6 +705,12 @@ func (a *goAcc) syscallSpan(g *gState, info *stackInfo, end trace.Time, pLost, t
 const maxPinned = 1000
 
 func (a *goAcc) addPinned(g *gState, e PinnedEvent) {
+	if e.Kind == "syscall" && ((g.sysEarly && len(e.Stack) == 0 && g.group == 0) || a.groups[g.group].name == "os/signal.loop") {
+		if len(a.unattr) < maxPinned {
+			a.unattr = append(a.unattr, e)
+		}
+		return
+	}
 	if a.groups[g.group].tracer {
 		if len(a.tracer) < maxPinned {
 			a.tracer = append(a.tracer, e)
@@ -812,6 +821,8 @@ func (a *goAcc) result(r *Report) {
 	}
 	slices.SortStableFunc(a.pinned, byLen)
 	slices.SortStableFunc(a.tracer, byLen)
+	slices.SortStableFunc(a.unattr, byLen)
+	r.Pinned.Unattributed = append([]PinnedEvent{}, a.unattr...)
 	r.Pinned.Events = append([]PinnedEvent{}, a.pinned...)
 	r.Pinned.Tracer = append([]PinnedEvent{}, a.tracer...)
 	r.Pinned.Dropped = a.dropped

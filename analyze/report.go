@@ -170,6 +170,11 @@ type PinnedReport struct {
 	// Tracer holds the same spans for the tracer's own writer goroutine,
 	// which are never the user's.
 	Tracer []PinnedEvent `json:"tracer"`
+	// Unattributed holds syscall spans that are not the user's code:
+	// os/signal.loop, which waits for signals in a syscall for the life of
+	// any program that called signal.Notify, and goroutines already in a
+	// syscall when the trace began whose stack the trace never showed.
+	Unattributed []PinnedEvent `json:"unattributed"`
 	// Dropped counts spans beyond the reported list's cap (1000).
 	Dropped int64 `json:"dropped"`
 }

@@ -342,3 +342,14 @@ func TestLockAnnotation(t *testing.T) {
 		t.Errorf("without annotation: %+v %+v", r.Pinned.LockedGoroutines, r.Pinned.Events)
 	}
 }
+
+func TestSyscallSinceBeforeTheTraceIsUnattributed(t *testing.T) {
+	s := &synth{t: t}
+	s.sync(1)
+	s.g(2, 5, 7, und, sys, "", trace.NoStack) // like os/signal.loop
+	s.sync(2 + trace.Time(time.Second))
+	r := s.report(Options{})
+	if len(r.Pinned.Events) != 0 || len(r.Pinned.Unattributed) != 1 || !r.Pinned.Unattributed[0].Truncated {
+		t.Errorf("events %+v unattributed %+v: want the span apart, truncated", r.Pinned.Events, r.Pinned.Unattributed)
+	}
+}

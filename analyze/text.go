@@ -150,9 +150,13 @@ func WriteText(w io.Writer, r *Report, top int) error {
 	}
 	p("  %d spans", len(r.Pinned.Events)+int(r.Pinned.Dropped))
 	if len(r.Pinned.Tracer) > 0 {
-		p(" (plus %d of the tracer's own writer goroutine, not shown)", len(r.Pinned.Tracer))
+		p(" (plus %d of the tracer's own goroutines, not shown)", len(r.Pinned.Tracer))
 	}
 	p("\n")
+	if n := len(r.Pinned.Unattributed); n > 0 {
+		p("  (and %d spans not attributable to user code: os/signal.loop waiting for signals, or a syscall begun before the trace with no stack; longest %s)\n",
+			n, fmtNs(r.Pinned.Unattributed[0].DurationNs))
+	}
 	if len(r.Pinned.Events) > 0 {
 		rows = []string{"  kind\tduration\tat\tthread\tP\tgoid\tcall site\ttarget"}
 		for i, e := range r.Pinned.Events {
