@@ -3,13 +3,11 @@ package sweep
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -17,6 +15,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/schedscope/schedscope/collect/agent"
 )
 
 // The test binary doubles as the target process: with SWEEP_TEST_TARGET set
@@ -53,15 +53,14 @@ func serveTestTarget(addr string) {
 		}
 		fmt.Fprintf(w, "%x", sum[:4])
 	})
-	mux.HandleFunc("/debug/schedscope/metrics", func(w http.ResponseWriter, r *http.Request) {
-		_ = json.NewEncoder(w).Encode(map[string]any{
-			"gomaxprocs": runtime.GOMAXPROCS(0),
-			"values": map[string]float64{
-				"/sched/goroutines:goroutines": float64(runtime.NumGoroutine()),
-				"/sched/threads/total:threads": 5,
-			},
-		})
-	})
+	// The real in-target agent, with GOMAXPROCS settable for --live.
+	a, err := agent.New(agent.Options{AllowSetGOMAXPROCS: true})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	defer a.Close()
+	a.Mount(mux, "/debug/schedscope/")
 	_ = http.ListenAndServe(addr, mux)
 }
 
@@ -395,5 +394,38 @@ func TestParseFixture(t *testing.T) {
 		if _, err := ParseFixture(bad, "x", "127.0.0.1:9"); err == nil {
 			t.Errorf("ParseFixture(%q): no error", bad)
 		}
+	}
+}
+
+func TestRunLive(t *testing.T) {
+	argv, base, _ := testTarget(t, "")
+	var calls atomic.Int64
+	var pids []int
+	s, err := Run(context.Background(), Config{
+		Argv: argv, URL: base + "/ok", Agent: base + "/debug/schedscope/", Live: true,
+		GOMAXPROCS: []int{1, 2}, Rates: []float64{20}, Iterations: 2,
+		Duration: 200 * time.Millisecond, Dir: t.TempDir(), Loader: requestLoader(&calls),
+		Progress: func(e Event) {
+			if e.Kind == EventStart {
+				pids = append(pids, e.PID)
+			}
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pids) != 1 {
+		t.Errorf("live sweep started %d processes, want 1", len(pids))
+	}
+	if len(s.Steps) != 4 {
+		t.Fatalf("steps = %d, want 4", len(s.Steps))
+	}
+	for _, st := range s.Steps {
+		if st.Agent == nil || int(st.Agent.GOMAXPROCS) != st.GOMAXPROCS {
+			t.Errorf("step %+v: the agent reports GOMAXPROCS %+v", st.StepKey, st.Agent)
+		}
+	}
+	if !s.Plan.Live || s.Plan.Pinned {
+		t.Errorf("plan live %v pinned %v, want live and unpinned", s.Plan.Live, s.Plan.Pinned)
 	}
 }
