@@ -57,9 +57,13 @@ func writeSummary(w io.Writer, m *Manifest, res *load.Result, an *Analysis) {
 			if f.CPUUSPerReq > 0 && !f.CPUFromProc {
 				cpuSrc = " (est.)"
 			}
-			fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%.0f%s\t%.2f\t%.0f at %.0fs\t%.0f at %.0fs\t%.2f ms\t\n",
+			sched := "-"
+			if f.SchedLatencyP99MS > 0 {
+				sched = fmt.Sprintf("%.2f ms", f.SchedLatencyP99MS)
+			}
+			fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%.0f%s\t%.2f\t%.0f at %.0fs\t%.0f at %.0fs\t%s\t\n",
 				f.Name, f.OfferedRate, f.AchievedPerS, f.CPUUSPerReq, cpuSrc, f.CPUCores,
-				f.PeakGoroutines, f.PeakGoroutinesAtS, f.PeakThreads, f.PeakThreadsAtS, f.SchedLatencyP99MS)
+				f.PeakGoroutines, f.PeakGoroutinesAtS, f.PeakThreads, f.PeakThreadsAtS, sched)
 		}
 		tw.Flush()
 		var pools bool

@@ -41,6 +41,7 @@ import (
 func main() {
 	serve := flag.String("serve", "", "serve the fixture on ADDR (target mode)")
 	withAgent := flag.Bool("agent", false, "target mode: mount the agent (flight recorder on)")
+	token := flag.String("token", "", "target mode: the agent's bearer token")
 	profiling := flag.Bool("profiling", false, "target mode: also enable block and mutex profiling (fixtureagent's rates)")
 	model := flag.String("model", "goroutine", "target mode: the fixture's concurrency model")
 	workers := flag.Int("workers", 0, "target mode: workers of the pool model (0: the fixture's default)")
@@ -56,7 +57,7 @@ func main() {
 	defer stop()
 	var err error
 	if *serve != "" {
-		err = serveFixture(ctx, *serve, *withAgent, *profiling, *model, *workers, *dbPool)
+		err = serveFixture(ctx, *serve, *withAgent, *profiling, *token, *model, *workers, *dbPool)
 	} else {
 		err = bench(ctx, *rounds, *rate, *duration, *warmup, *path, *profiling)
 	}
@@ -66,7 +67,7 @@ func main() {
 	}
 }
 
-func serveFixture(ctx context.Context, addr string, withAgent, profiling bool, model string, workers, dbPool int) error {
+func serveFixture(ctx context.Context, addr string, withAgent, profiling bool, token, model string, workers, dbPool int) error {
 	cfg := fixtures.DefaultConfig()
 	cfg.Addr = addr
 	m, err := fixtures.ParseModel(model)
@@ -83,10 +84,10 @@ func serveFixture(ctx context.Context, addr string, withAgent, profiling bool, m
 	var fa *fixtureagent.FixtureAgent
 	if withAgent {
 		if profiling {
-			fa, err = fixtureagent.New(agent.Options{}) // block and mutex profiling on
+			fa, err = fixtureagent.New(agent.Options{Token: token}) // block and mutex profiling on
 		} else {
 			var a *agent.Agent
-			a, err = agent.New(agent.Options{}) // the agent's defaults: profiling rates untouched (off)
+			a, err = agent.New(agent.Options{Token: token}) // the agent's defaults: profiling rates untouched (off)
 			fa = fixtureagent.Wrap(a)
 		}
 		if err != nil {
@@ -140,6 +141,11 @@ func bench(ctx context.Context, rounds int, rate float64, duration, warmup time.
 	without, with := median(res[false]), median(res[true])
 	fmt.Printf("\nmedian target CPU per request: without agent %.1f us, with agent %.1f us: %+.1f %%\n",
 		without, with, 100*(with-without)/without)
+	var ratios []measurement
+	for i := range min(len(res[false]), len(res[true])) {
+		ratios = append(ratios, measurement{cpuUSPerReq: 100 * (res[true][i].cpuUSPerReq/res[false][i].cpuUSPerReq - 1)})
+	}
+	fmt.Printf("median of the per-round differences (same round, with vs without): %+.1f %%\n", median(ratios))
 	fmt.Printf("load average after: %s\n", loadavg())
 	return nil
 }
