@@ -72,7 +72,10 @@ func (d *rundir) writeFile(name string, write func(io.Writer) error) error {
 		return fmt.Errorf("run directory: %w", err)
 	}
 	bw := bufio.NewWriter(tmp)
-	err = write(bw)
+	err = tmp.Chmod(0o644) // CreateTemp makes it private; a run directory is for reading
+	if err == nil {
+		err = write(bw)
+	}
 	if err == nil {
 		err = bw.Flush()
 	}
