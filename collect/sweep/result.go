@@ -40,6 +40,9 @@ type Plan struct {
 	URL     string `json:"url"`
 	// Agent is the in-target agent's base URL, "" when none.
 	Agent string `json:"agent,omitempty"`
+	// AgentOptional: an agent that does not answer is ignored (the
+	// fixture's, which a build may not mount).
+	AgentOptional bool `json:"agent_optional,omitempty"`
 	// Live: one process, GOMAXPROCS changed through the agent.
 	Live bool `json:"live,omitempty"`
 	// Scenario and Model describe a fixture target ("sleep", "pool").

@@ -243,7 +243,7 @@ func Run(ctx context.Context, cfg Config) (*Sweep, error) {
 func NewPlan(cfg Config) (Plan, error) {
 	p := Plan{
 		Version: PlanVersion, Command: cfg.Command, Argv: cfg.Argv, Fixture: cfg.Fixture,
-		URL: cfg.URL, Agent: cfg.Agent, Live: cfg.Live, Scenario: cfg.Scenario, Model: cfg.Model,
+		URL: cfg.URL, Agent: cfg.Agent, AgentOptional: cfg.AgentOptional, Live: cfg.Live, Scenario: cfg.Scenario, Model: cfg.Model,
 		ConcurrencyLimit: cfg.ConcurrencyLimit,
 		Iterations:       cfg.Iterations, Pinned: !cfg.NoPin && !cfg.Live,
 		Machine: DescribeMachine(), Started: time.Now().UTC(),
@@ -436,7 +436,7 @@ func (r *runner) runGroup(ctx context.Context, g group, agent *AgentClient) (err
 	if agent != nil {
 		fig, err := agent.Figures(ctx)
 		switch {
-		case err != nil && r.cfg.AgentOptional:
+		case err != nil && r.plan.AgentOptional:
 			agent = nil
 		case err != nil:
 			return fmt.Errorf("GOMAXPROCS %d, iteration %d: %w", g.gomaxprocs, g.iteration, err)
