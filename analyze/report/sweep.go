@@ -341,7 +341,10 @@ func isolation(p sweep.Plan) string {
 		return "one live process, GOMAXPROCS changed through the in-target agent (a warmed heap and pools carry over between values)"
 	}
 	s := "a fresh target process per GOMAXPROCS value and iteration, GOMAXPROCS set in its environment"
-	if p.Pinned {
+	switch {
+	case p.Pinned && p.TargetCPUs != "":
+		s += fmt.Sprintf(", pinned with taskset to that many of CPUs %s; the load generator ran on CPUs %s", p.TargetCPUs, orDash(p.Machine.AllowedCPUs))
+	case p.Pinned:
 		s += fmt.Sprintf(", pinned with taskset to that many CPUs where the machine had them (it has %d; the load generator was not pinned and shares them)", p.Machine.CPUs)
 	}
 	return s

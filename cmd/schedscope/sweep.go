@@ -45,6 +45,7 @@ func runSweep(ctx context.Context, s *stdio, args []string) error {
 	fs.StringVar(&cfg.AgentToken, "agent-token", "", "bearer token of the agent, if it needs one")
 	fs.IntVar(&cfg.ConcurrencyLimit, "concurrency", 0, "the target's known cap on requests in service (pool workers), for Little's-law predictions")
 	fs.BoolVar(&cfg.NoPin, "no-pin", false, "do not pin targets with taskset")
+	fs.StringVar(&cfg.TargetCPUs, "target-cpus", "", "CPUs targets may be pinned to, e.g. 4-19 (default: every CPU this process may use); run the sweep itself under 'taskset -c 0-3' to keep the generator apart")
 	fs.DurationVar(&cfg.ReadyTimeout, "ready-timeout", sweep.DefaultReadyTimeout, "how long a new target has to answer 2xx")
 	fs.DurationVar(&timeout, "timeout", load.DefaultTimeout, "client timeout per request")
 	fs.StringVar(&client, "client", string(load.Lean), "HTTP client of the generator: lean or net/http")

@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -51,4 +52,37 @@ func formatCPUList(cpus []int) string {
 		i = j + 1
 	}
 	return strings.Join(parts, ",")
+}
+
+// ParseCPUList parses a taskset-style CPU list ("0-3,8,10-11") into
+// ascending CPU numbers.
+func ParseCPUList(s string) ([]int, error) {
+	seen := map[int]bool{}
+	var cpus []int
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err := strconv.Atoi(lo)
+		b := a
+		if err == nil && isRange {
+			b, err = strconv.Atoi(hi)
+		}
+		if err != nil || a < 0 || b < a || b > 4095 {
+			return nil, fmt.Errorf("CPU list %q: bad element %q (want e.g. 0-3,8)", s, part)
+		}
+		for c := a; c <= b; c++ {
+			if !seen[c] {
+				seen[c] = true
+				cpus = append(cpus, c)
+			}
+		}
+	}
+	if len(cpus) == 0 {
+		return nil, fmt.Errorf("CPU list %q: empty", s)
+	}
+	sort.Ints(cpus)
+	return cpus, nil
 }

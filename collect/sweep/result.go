@@ -61,6 +61,9 @@ type Plan struct {
 	// Pinned says targets are pinned with taskset when the machine has
 	// enough CPUs for their GOMAXPROCS.
 	Pinned bool `json:"pinned"`
+	// TargetCPUs is the CPU list targets were pinned within ("" = every
+	// CPU the sweep could use).
+	TargetCPUs string `json:"target_cpus,omitempty"`
 
 	Machine Machine   `json:"machine"`
 	Started time.Time `json:"started"`

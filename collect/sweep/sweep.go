@@ -130,6 +130,10 @@ type Config struct {
 	ReadyTimeout time.Duration
 	// NoPin disables taskset pinning.
 	NoPin bool
+	// TargetCPUs is a taskset list of the CPUs targets may be pinned to
+	// ("4-19"); "" means every CPU this process may run on. A target with
+	// GOMAXPROCS n is pinned to the last n of them when there are n.
+	TargetCPUs string
 
 	// Dir is the sweep directory. It must not hold a sweep unless Resume
 	// is set; with Resume, the plan in Dir is used and the other fields
@@ -228,7 +232,14 @@ func Run(ctx context.Context, cfg Config) (*Sweep, error) {
 			return nil, fmt.Errorf("sweep plan: %w", err)
 		}
 	}
-	r := &runner{cfg: cfg, plan: plan, allowed: AllowedCPUs()}
+	allowed := AllowedCPUs()
+	if plan.TargetCPUs != "" {
+		var err error
+		if allowed, err = ParseCPUList(plan.TargetCPUs); err != nil {
+			return nil, fmt.Errorf("sweep plan: target CPUs: %w", err)
+		}
+	}
+	r := &runner{cfg: cfg, plan: plan, allowed: allowed}
 	err := r.run(ctx)
 	s, lerr := Load(cfg.Dir)
 	if lerr != nil {
@@ -245,7 +256,7 @@ func NewPlan(cfg Config) (Plan, error) {
 		Version: PlanVersion, Command: cfg.Command, Argv: cfg.Argv, Fixture: cfg.Fixture,
 		URL: cfg.URL, Agent: cfg.Agent, AgentOptional: cfg.AgentOptional, Live: cfg.Live, Scenario: cfg.Scenario, Model: cfg.Model,
 		ConcurrencyLimit: cfg.ConcurrencyLimit,
-		Iterations:       cfg.Iterations, Pinned: !cfg.NoPin && !cfg.Live,
+		Iterations:       cfg.Iterations, Pinned: !cfg.NoPin && !cfg.Live, TargetCPUs: cfg.TargetCPUs,
 		Machine: DescribeMachine(), Started: time.Now().UTC(),
 	}
 	if len(cfg.GOMAXPROCS) == 0 {
@@ -280,6 +291,11 @@ func NewPlan(cfg Config) (Plan, error) {
 	sort.Float64s(p.Rates)
 	if p.Iterations == 0 {
 		p.Iterations = DefaultIterations
+	}
+	if cfg.TargetCPUs != "" {
+		if _, err := ParseCPUList(cfg.TargetCPUs); err != nil {
+			return p, fmt.Errorf("--target-cpus: %w", err)
+		}
 	}
 	if p.Iterations < 1 || p.Iterations > 100 {
 		return p, fmt.Errorf("iterations %d: must be in [1, 100]", cfg.Iterations)

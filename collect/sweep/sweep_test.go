@@ -378,6 +378,18 @@ func TestPinList(t *testing.T) {
 	}
 }
 
+func TestParseCPUList(t *testing.T) {
+	got, err := ParseCPUList("4-6, 1,5")
+	if err != nil || fmt.Sprint(got) != "[1 4 5 6]" {
+		t.Errorf("ParseCPUList = %v, %v; want [1 4 5 6]", got, err)
+	}
+	for _, bad := range []string{"", "x", "3-1", "-2", "1-"} {
+		if _, err := ParseCPUList(bad); err == nil {
+			t.Errorf("ParseCPUList(%q): no error", bad)
+		}
+	}
+}
+
 func TestParseFixture(t *testing.T) {
 	ft, err := ParseFixture("sleep?ms=20 --model pool --workers=8 --queue 100", "/bin/schedscope", "127.0.0.1:9")
 	if err != nil {
