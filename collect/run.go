@@ -108,6 +108,7 @@ type Runner struct {
 	mu        sync.Mutex
 	stop      context.CancelCauseFunc // set while Run runs
 	stopEarly bool                    // Stop came before Run set stop
+	ran       bool                    // Run was called
 	reqs      chan captureReq
 	done      chan struct{} // closed when the run's capturer has stopped
 }
@@ -221,6 +222,13 @@ func (r *Runner) TraceNow(ctx context.Context) (string, error) {
 // returns its Outcome with Manifest.Status == StatusInterrupted and a nil
 // error.
 func (r *Runner) Run(ctx context.Context) (*Outcome, error) {
+	r.mu.Lock()
+	ran := r.ran
+	r.ran = true
+	r.mu.Unlock()
+	if ran {
+		return nil, errors.New("run: Runner.Run called twice")
+	}
 	cfg := &r.cfg
 	rd, err := createRunDir(cfg.Out)
 	if err != nil {

@@ -3,7 +3,7 @@
 // agent (flight recorder on, /metrics polled at 1 Hz), in fresh target
 // processes, alternating the two variants round after round.
 //
-//	go run ./bench/agent-overhead -rounds 5 -rate 2000 -duration 10s
+//	go run ./bench/agent-overhead -rounds 6 -rate 1000 -duration 10s -variants none,agent,agent-nofr
 //
 // The target is this program itself in -serve mode: the fixture server
 // (goroutine model) with or without the agent at /debug/schedscope/. Its CPU
@@ -42,6 +42,8 @@ func main() {
 	serve := flag.String("serve", "", "serve the fixture on ADDR (target mode)")
 	withAgent := flag.Bool("agent", false, "target mode: mount the agent (flight recorder on)")
 	token := flag.String("token", "", "target mode: the agent's bearer token")
+	noFR := flag.Bool("no-fr", false, "target mode: the agent's flight recorder off")
+	variantList := flag.String("variants", "none,agent", "variants to compare, the first is the baseline: none, agent, agent-nofr, agent+profiling")
 	profiling := flag.Bool("profiling", false, "target mode: also enable block and mutex profiling (fixtureagent's rates)")
 	model := flag.String("model", "goroutine", "target mode: the fixture's concurrency model")
 	workers := flag.Int("workers", 0, "target mode: workers of the pool model (0: the fixture's default)")
@@ -57,9 +59,9 @@ func main() {
 	defer stop()
 	var err error
 	if *serve != "" {
-		err = serveFixture(ctx, *serve, *withAgent, *profiling, *token, *model, *workers, *dbPool)
+		err = serveFixture(ctx, *serve, *withAgent, *profiling, *noFR, *token, *model, *workers, *dbPool)
 	} else {
-		err = bench(ctx, *rounds, *rate, *duration, *warmup, *path, *profiling)
+		err = bench(ctx, *rounds, *rate, *duration, *warmup, *path, strings.Split(*variantList, ","))
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "agent-overhead:", err)
@@ -67,7 +69,7 @@ func main() {
 	}
 }
 
-func serveFixture(ctx context.Context, addr string, withAgent, profiling bool, token, model string, workers, dbPool int) error {
+func serveFixture(ctx context.Context, addr string, withAgent, profiling, noFR bool, token, model string, workers, dbPool int) error {
 	cfg := fixtures.DefaultConfig()
 	cfg.Addr = addr
 	m, err := fixtures.ParseModel(model)
@@ -83,11 +85,12 @@ func serveFixture(ctx context.Context, addr string, withAgent, profiling bool, t
 	}
 	var fa *fixtureagent.FixtureAgent
 	if withAgent {
+		opts := agent.Options{Token: token, FlightRecorder: agent.FlightRecorderOptions{Disabled: noFR}}
 		if profiling {
-			fa, err = fixtureagent.New(agent.Options{Token: token}) // block and mutex profiling on
+			fa, err = fixtureagent.New(opts) // block and mutex profiling on
 		} else {
 			var a *agent.Agent
-			a, err = agent.New(agent.Options{Token: token}) // the agent's defaults: profiling rates untouched (off)
+			a, err = agent.New(opts) // the agent's defaults: profiling rates untouched (off)
 			fa = fixtureagent.Wrap(a)
 		}
 		if err != nil {
@@ -118,34 +121,50 @@ type measurement struct {
 	polls       int
 }
 
-func bench(ctx context.Context, rounds int, rate float64, duration, warmup time.Duration, path string, profiling bool) error {
-	fmt.Printf("load average before: %s\n", loadavg())
-	fmt.Printf("agent variant: flight recorder on, /metrics polled at 1 Hz, block/mutex profiling %v\n", profiling)
-	fmt.Printf("rate %.0f req/s, %v steady + %v warm-up per variant, %d rounds, path %s\n\n", rate, duration, warmup, rounds, path)
-	res := map[bool][]measurement{}
-	for i := 0; i < rounds; i++ {
-		order := []bool{false, true}
-		if i%2 == 1 {
-			order = []bool{true, false}
+// variants maps a variant name to the target's flags; every agent variant
+// is polled at 1 Hz.
+var variants = map[string][]string{
+	"none":            nil,
+	"agent":           {"-agent"},
+	"agent-nofr":      {"-agent", "-no-fr"},
+	"agent+profiling": {"-agent", "-profiling"},
+}
+
+func bench(ctx context.Context, rounds int, rate float64, duration, warmup time.Duration, path string, names []string) error {
+	for _, n := range names {
+		if _, ok := variants[n]; !ok {
+			return fmt.Errorf("unknown variant %q (known: none, agent, agent-nofr, agent+profiling)", n)
 		}
-		for _, withAgent := range order {
-			m, err := measure(ctx, withAgent, profiling, rate, duration, warmup, path)
+	}
+	fmt.Printf("load average before: %s\n", loadavg())
+	fmt.Printf("variants %s (agent: flight recorder on, /metrics polled at 1 Hz; -nofr: recorder off; +profiling: block/mutex profiling on)\n", strings.Join(names, ", "))
+	fmt.Printf("rate %.0f req/s, %v steady + %v warm-up per variant, %d rounds, path %s\n\n", rate, duration, warmup, rounds, path)
+	res := map[string][]measurement{}
+	for i := 0; i < rounds; i++ {
+		order := slices.Clone(names)
+		for range i % len(order) { // rotate the order every round
+			order = append(order[1:], order[0])
+		}
+		for _, name := range order {
+			m, err := measure(ctx, variants[name], rate, duration, warmup, path)
 			if err != nil {
 				return err
 			}
-			res[withAgent] = append(res[withAgent], m)
-			fmt.Printf("round %d agent=%-5v target CPU %.1f us/req, %d requests, %.0f 2xx/s, %d polls\n",
-				i+1, withAgent, m.cpuUSPerReq, m.completed, m.okPerS, m.polls)
+			res[name] = append(res[name], m)
+			fmt.Printf("round %d %-16s target CPU %.1f us/req, %d requests, %.0f 2xx/s, %d polls\n",
+				i+1, name, m.cpuUSPerReq, m.completed, m.okPerS, m.polls)
 		}
 	}
-	without, with := median(res[false]), median(res[true])
-	fmt.Printf("\nmedian target CPU per request: without agent %.1f us, with agent %.1f us: %+.1f %%\n",
-		without, with, 100*(with-without)/without)
-	var ratios []measurement
-	for i := range min(len(res[false]), len(res[true])) {
-		ratios = append(ratios, measurement{cpuUSPerReq: 100 * (res[true][i].cpuUSPerReq/res[false][i].cpuUSPerReq - 1)})
+	base := names[0]
+	fmt.Printf("\nmedian target CPU per request, and the median of the per-round differences from %s:\n", base)
+	for _, name := range names {
+		var diffs []measurement
+		for i := range min(len(res[base]), len(res[name])) {
+			diffs = append(diffs, measurement{cpuUSPerReq: 100 * (res[name][i].cpuUSPerReq/res[base][i].cpuUSPerReq - 1)})
+		}
+		fmt.Printf("  %-16s %7.1f us   %+6.1f %% (median total %+.1f %%)\n", name, median(res[name]), median(diffs),
+			100*(median(res[name])/median(res[base])-1))
 	}
-	fmt.Printf("median of the per-round differences (same round, with vs without): %+.1f %%\n", median(ratios))
 	fmt.Printf("load average after: %s\n", loadavg())
 	return nil
 }
@@ -167,18 +186,13 @@ func median(ms []measurement) float64 {
 
 // measure starts a fresh target, drives the load and returns the target's
 // CPU per request over the steady phase.
-func measure(ctx context.Context, withAgent, profiling bool, rate float64, duration, warmup time.Duration, path string) (measurement, error) {
+func measure(ctx context.Context, flags []string, rate float64, duration, warmup time.Duration, path string) (measurement, error) {
 	addr, err := freeAddr()
 	if err != nil {
 		return measurement{}, err
 	}
-	args := []string{"-serve", addr}
-	if withAgent {
-		args = append(args, "-agent")
-		if profiling {
-			args = append(args, "-profiling")
-		}
-	}
+	args := append([]string{"-serve", addr}, flags...)
+	withAgent := slices.Contains(flags, "-agent")
 	cmd := exec.CommandContext(ctx, os.Args[0], args...)
 	cmd.Stdout, cmd.Stderr = io.Discard, os.Stderr
 	if err := cmd.Start(); err != nil {
