@@ -166,3 +166,37 @@ func FuzzReadResponse(f *testing.F) {
 		}
 	})
 }
+
+// The open model's pipelined connections survive a target that closes
+// every connection after one response without saying so: each request is
+// answered, on a fresh connection when needed, and none is counted failed.
+func TestOpenModelSurvivesClosingTarget(t *testing.T) {
+	url := rawServer(t, false, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+	res, err := Run(context.Background(), Config{URL: url, Rate: 200, Duration: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := res.Phases[0]
+	if p.OK != 100 || p.Errors.Total() != 0 {
+		t.Errorf("ok %d errors %+v, want 100 answered and no error", p.OK, p.Errors)
+	}
+}
+
+// The net/http client (kept for comparison) works in both models.
+func TestNetHTTPClient(t *testing.T) {
+	srv, _ := serve(t, sleepHandler(0))
+	url := srv.URL
+	for _, cfg := range []Config{
+		{URL: url, Rate: 200, Duration: 300 * time.Millisecond, Client: NetHTTP},
+		{URL: url, Users: 2, Duration: 300 * time.Millisecond, Client: NetHTTP},
+	} {
+		res, err := Run(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := res.Phases[0]
+		if p.OK == 0 || p.OK != p.Sent || p.Errors.Total() != 0 {
+			t.Errorf("%s model: sent %d ok %d errors %+v", res.Model, p.Sent, p.OK, p.Errors)
+		}
+	}
+}

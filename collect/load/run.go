@@ -80,6 +80,13 @@ type runner struct {
 	idleMu  sync.Mutex
 	idleReq []requester
 
+	// Open model, lean client: idle pipelined connections (pipe.go).
+	pipeMu   sync.Mutex
+	pipeIdle []*pipeConn
+	// abandon is set when the run stops waiting for stragglers: their
+	// failures are then no outcome.
+	abandon atomic.Bool
+
 	// sleeper times the driver's short waits; nil when unavailable.
 	sleeper *preciseSleeper
 
@@ -165,7 +172,7 @@ func newRunner(ctx context.Context, cfg *Config) (*runner, error) {
 	for i := range r.shards {
 		r.shards[i].recs = make([]*phaseRec, len(r.plan))
 	}
-	if cfg.Users == 0 {
+	if cfg.Users == 0 && cfg.Client != Lean {
 		r.tickets = make(chan ticket, cfg.MaxInflight)
 	}
 	return r, nil
@@ -207,6 +214,8 @@ func (r *runner) run() *Result {
 	// Let the last requests finish (each is bounded by the timeout), unless
 	// interrupted: then the connections are already closed.
 	r.waitIdle()
+	r.abandon.Store(true)
+	r.conns.closeAll() // idle pipelined readers and stragglers stop
 	if r.tickets != nil {
 		close(r.tickets)
 	}
@@ -344,6 +353,10 @@ func (r *runner) openPhase(ps *phaseState, start, end int64) {
 		r.inflight.Add(1)
 		ps.inflight.Add(1)
 		ps.sent.Add(1)
+		if r.tickets == nil {
+			r.dispatchPipe(ticket{phase: phase, intended: due})
+			continue
+		}
 		if int64(r.workers) <= n {
 			r.spawnWorker()
 		}
@@ -379,11 +392,15 @@ func (r *runner) worker(id int) {
 	}
 }
 
+// stopping reports whether the run was interrupted or stopped waiting for
+// stragglers.
+func (r *runner) stopping() bool { return r.ctx.Err() != nil || r.abandon.Load() }
+
 // finish records one request's outcome and releases its in-flight slot.
 func (r *runner) finish(sh *shard, ps *phaseState, intended, sent int64, status int, err error) outcome {
 	done := r.nowNS()
 	o := classify(status, err)
-	if err == nil || r.ctx.Err() == nil { // an error caused by interruption is no outcome
+	if err == nil || !r.stopping() { // an error caused by interruption is no outcome
 		sh.record(ps.plan.index, o, status, intended, sent, done)
 		if o == outOK {
 			r.okDone.Add(1)

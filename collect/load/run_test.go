@@ -284,8 +284,8 @@ func TestLadderAndWarmup(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if kinds[Warmup] == 0 || kinds[Steady] == 0 || kinds[Pause] == 0 {
-		t.Errorf("progress kinds seen: %v, want warmup, steady and pause", kinds)
+	if kinds[Warmup] == 0 || kinds[Steady] == 0 {
+		t.Errorf("progress kinds seen: %v, want warmup and steady", kinds)
 	}
 	if len(done) != 3 {
 		t.Errorf("Done snapshots for phases %v, want one per load phase (3)", done)
@@ -295,6 +295,34 @@ func TestLadderAndWarmup(t *testing.T) {
 		if intervals[idx] != want {
 			t.Errorf("intervals of phase %d hold %d latencies, want %d", idx, intervals[idx], want)
 		}
+	}
+}
+
+// Progress keeps coming during a pause, with the pause's own clock.
+func TestProgressDuringPause(t *testing.T) {
+	srv, _ := serve(t, sleepHandler(0))
+	var mu sync.Mutex
+	var pauses []Progress
+	res := mustRun(t, Config{URL: srv.URL, Rates: []float64{20, 20}, Duration: 100 * time.Millisecond,
+		Pause: 600 * time.Millisecond, ProgressEvery: 20 * time.Millisecond,
+		Progress: func(p Progress) {
+			if p.Kind == Pause {
+				mu.Lock()
+				pauses = append(pauses, p)
+				mu.Unlock()
+			}
+		}})
+	if len(res.Phases) != 2 {
+		t.Fatalf("%d phases", len(res.Phases))
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(pauses) == 0 {
+		t.Fatal("no progress during a 600 ms pause")
+	}
+	last := pauses[len(pauses)-1]
+	if last.Phase != 1 || last.Step != -1 || last.Total != 600*time.Millisecond || last.Elapsed > last.Total {
+		t.Errorf("pause progress %+v", last)
 	}
 }
 
