@@ -31,9 +31,12 @@ type Sample struct {
 	// phase. 0 when unknown (OKPerSec is used instead).
 	Answered float64
 	P50, P99 time.Duration // latency from the intended send time
-	Errors   int64         // non-2xx, transport errors and timeouts
-	NotSent  int64         // scheduled but never sent: every slot was busy
-	Planned  int64         // requests the generator planned (sent + not sent); 0 when unknown
+	// ServiceP50 is the median service time, from the actual send: the
+	// target's time without the generator's send lag. 0 when unknown.
+	ServiceP50 time.Duration
+	Errors     int64 // non-2xx, transport errors and timeouts
+	NotSent    int64 // scheduled but never sent: every slot was busy
+	Planned    int64 // requests the generator planned (sent + not sent); 0 when unknown
 
 	// CPUPerRequest is the target's CPU time (user+system) during the
 	// phase divided by its 2xx responses; 0 when unknown.
@@ -89,6 +92,7 @@ type Cell struct {
 	OKPerSec      float64
 	Answered      float64 // see Sample.Answered; OKPerSec when unknown
 	P50, P99      time.Duration
+	ServiceP50    time.Duration
 	Errors        int64
 	NotSent       int64
 	Planned       int64
@@ -127,27 +131,91 @@ type Level struct {
 	Saturated bool
 
 	LowLoadP50, LowLoadP99 time.Duration // at the lowest offered rate
+	// LowLoadService is the service time (from the actual send) at the
+	// lowest offered rate, LowLoadP50 when unknown: the target's own
+	// latency, which Little's law and the CPU fraction use.
+	LowLoadService time.Duration
 	// CPUPerRequest is the median CPU per 2xx response over the level's
 	// cells that passed the served rule (where no rejected or timed-out
 	// request inflates it), or over all its cells when none did; 0 when not
 	// measured.
 	CPUPerRequest time.Duration
-	// CPUFraction is CPUPerRequest / LowLoadP50: the share of a request's
+	// CPUFraction is CPUPerRequest / LowLoadService: the share of a request's
 	// life spent running on a P.
 	CPUFraction float64
 	// BusyPs is the target's CPU use, in cores, in the cell that set the
 	// ceiling (Ceiling x CPUPerRequest when that was not measured). Close
 	// to GOMAXPROCS means the Ps were the limit.
 	BusyPs float64
-	// InService is Ceiling x LowLoadP50 (Little's law): how many requests
+	// InService is Ceiling x LowLoadService (Little's law): how many requests
 	// were in service at the ceiling when latency is the low-load one.
 	InService float64
-	// LittlePrediction is Options.ConcurrencyLimit / LowLoadP50 in requests
+	// LittlePrediction is Options.ConcurrencyLimit / LowLoadService in requests
 	// per second; 0 when the limit is unknown.
 	LittlePrediction float64
 	// CPUPrediction is GOMAXPROCS / CPUPerRequest: the ceiling if the Ps
 	// were the only limit; 0 when CPU was not measured.
 	CPUPrediction float64
+	// Limit says what held the ceiling, when the level saturated;
+	// LimitReason says it with the figures.
+	Limit       LimitKind
+	LimitReason string
+}
+
+// LimitKind names what held a level's ceiling.
+type LimitKind string
+
+// The limits a level can show.
+const (
+	LimitNone LimitKind = "" // the ladder never saturated the level
+	// LimitPs: the target kept at least 80 % of its Ps busy at the ceiling.
+	LimitPs LimitKind = "ps"
+	// LimitConcurrency: the Ps were not busy, requests spend most of their
+	// time off-CPU, and the ceiling sits within 15 % of the known
+	// concurrency limit divided by the low-load latency (Little's law).
+	LimitConcurrency LimitKind = "concurrency"
+	// LimitCPUStarved: requests are mostly CPU, yet the target kept under
+	// 80 % of its Ps busy: other processes held the CPUs it could use.
+	LimitCPUStarved LimitKind = "cpu-starved"
+	// LimitElsewhere: the Ps were not busy and no known limit matches: a
+	// lock, a downstream, a pool this run was not told about.
+	LimitElsewhere LimitKind = "elsewhere"
+)
+
+// Thresholds of the limit classification.
+const (
+	busyPsShare     = 0.8  // of GOMAXPROCS, for LimitPs
+	cpuBoundShare   = 0.5  // CPU fraction above which requests are mostly CPU
+	littleTolerance = 0.15 // ceiling vs Little's-law prediction
+)
+
+// classifyLimit fills l.Limit and l.LimitReason; it needs BusyPs,
+// CPUFraction and LittlePrediction already set.
+func classifyLimit(l *Level) {
+	if !l.Saturated || l.Ceiling <= 0 {
+		return
+	}
+	ps := float64(l.GOMAXPROCS)
+	switch {
+	case l.BusyPs <= 0:
+		l.Limit = LimitElsewhere
+		l.LimitReason = "the target's CPU was not measured, so the Ps cannot be judged"
+	case l.BusyPs >= busyPsShare*ps:
+		l.Limit = LimitPs
+		l.LimitReason = fmt.Sprintf("the target kept %.2f of its %d Ps busy at the ceiling: the Ps are the limit", l.BusyPs, l.GOMAXPROCS)
+	case l.CPUFraction >= cpuBoundShare:
+		l.Limit = LimitCPUStarved
+		l.LimitReason = fmt.Sprintf("requests spend %.0f %% of their low-load latency on CPU, yet the target kept only %.2f of its %d Ps busy: other processes held the CPUs it could use, so this ceiling understates it",
+			100*l.CPUFraction, l.BusyPs, l.GOMAXPROCS)
+	case l.LittlePrediction > 0 && math.Abs(l.Ceiling/l.LittlePrediction-1) <= littleTolerance:
+		l.Limit = LimitConcurrency
+		l.LimitReason = fmt.Sprintf("only %.2f of %d Ps were busy and the ceiling is %.0f %% of the concurrency limit / low-load latency (Little's law): the concurrency limit (pool) is the limit",
+			l.BusyPs, l.GOMAXPROCS, 100*l.Ceiling/l.LittlePrediction)
+	default:
+		l.Limit = LimitElsewhere
+		l.LimitReason = fmt.Sprintf("only %.2f of %d Ps were busy and no known limit matches: look for a lock, a downstream or a pool (about %.1f requests were in service at the ceiling, by Little's law)",
+			l.BusyPs, l.GOMAXPROCS, l.InService)
+	}
 }
 
 // ScalingKind says how throughput responds to more Ps.
@@ -179,7 +247,7 @@ type Scaling struct {
 // which by Little's law is Rate x CPUPerRequest.
 type Carriers struct {
 	Rate          float64       // the highest offered rate
-	Latency       time.Duration // low-load p50 used for the concurrency
+	Latency       time.Duration // low-load service time used for the concurrency
 	Concurrency   float64       // Rate x Latency
 	CPUPerRequest time.Duration
 	CPUFraction   float64 // CPUPerRequest / Latency
@@ -283,6 +351,7 @@ func Cells(samples []Sample) []Cell {
 		})
 		c.P50 = time.Duration(median(g, func(s Sample) float64 { return float64(s.P50) }))
 		c.P99 = time.Duration(median(g, func(s Sample) float64 { return float64(s.P99) }))
+		c.ServiceP50 = time.Duration(median(g, func(s Sample) float64 { return float64(s.ServiceP50) }))
 		c.Errors = int64(math.Round(median(g, func(s Sample) float64 { return float64(s.Errors) })))
 		c.NotSent = int64(math.Round(median(g, func(s Sample) float64 { return float64(s.NotSent) })))
 		c.CPUPerRequest = time.Duration(median(g, func(s Sample) float64 { return float64(s.CPUPerRequest) }))
@@ -312,6 +381,10 @@ func analyzeLevel(gmp int, samples []Sample, opt Options) Level {
 		return l
 	}
 	l.LowLoadP50, l.LowLoadP99 = l.Cells[0].P50, l.Cells[0].P99
+	l.LowLoadService = l.Cells[0].ServiceP50
+	if l.LowLoadService <= 0 {
+		l.LowLoadService = l.LowLoadP50
+	}
 
 	kneeAt, ceilingAt := -1, -1
 	broken := false
@@ -354,11 +427,11 @@ func analyzeLevel(gmp int, samples []Sample, opt Options) Level {
 		sort.Float64s(cpu)
 		l.CPUPerRequest = time.Duration(medianSorted(cpu))
 	}
-	if l.LowLoadP50 > 0 {
-		l.CPUFraction = float64(l.CPUPerRequest) / float64(l.LowLoadP50)
-		l.InService = l.Ceiling * l.LowLoadP50.Seconds()
+	if l.LowLoadService > 0 {
+		l.CPUFraction = float64(l.CPUPerRequest) / float64(l.LowLoadService)
+		l.InService = l.Ceiling * l.LowLoadService.Seconds()
 		if opt.ConcurrencyLimit > 0 {
-			l.LittlePrediction = float64(opt.ConcurrencyLimit) / l.LowLoadP50.Seconds()
+			l.LittlePrediction = float64(opt.ConcurrencyLimit) / l.LowLoadService.Seconds()
 		}
 	}
 	if l.CPUPerRequest > 0 {
@@ -368,6 +441,7 @@ func analyzeLevel(gmp int, samples []Sample, opt Options) Level {
 	if ceilingAt >= 0 && l.Cells[ceilingAt].CPUCores > 0 {
 		l.BusyPs = l.Cells[ceilingAt].CPUCores
 	}
+	classifyLimit(&l)
 	return l
 }
 
@@ -423,8 +497,8 @@ func carriersNeeded(levels []Level) Carriers {
 		if l.CPUPerRequest > 0 {
 			cpu = append(cpu, float64(l.CPUPerRequest))
 		}
-		if l.LowLoadP50 > 0 {
-			lat = append(lat, float64(l.LowLoadP50))
+		if l.LowLoadService > 0 {
+			lat = append(lat, float64(l.LowLoadService))
 		}
 	}
 	if len(lat) == 0 {
@@ -501,6 +575,9 @@ func notes(levels []Level) []string {
 		}
 		if !l.Saturated && l.Ceiling > 0 {
 			out = append(out, fmt.Sprintf("GOMAXPROCS %d served every rate: its ceiling (%.0f req/s) is a lower bound", l.GOMAXPROCS, l.Ceiling))
+		}
+		if l.Limit == LimitCPUStarved {
+			out = append(out, fmt.Sprintf("GOMAXPROCS %d was starved of CPU by other processes (%.2f of %d Ps busy on CPU-heavy requests): its ceiling understates it, so repeat the sweep on a quiet machine before trusting the scaling", l.GOMAXPROCS, l.BusyPs, l.GOMAXPROCS))
 		}
 		if l.Knee == 0 && l.Ceiling > 0 {
 			out = append(out, fmt.Sprintf("GOMAXPROCS %d did not serve its lowest usable rate: no knee", l.GOMAXPROCS))

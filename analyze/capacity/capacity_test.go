@@ -276,3 +276,35 @@ func TestLowLoadReferenceIgnoresGeneratorFlag(t *testing.T) {
 		t.Errorf("generator-bound but fully offered: ceiling %v saturated %v knee %v; want 151, true, none", l.Ceiling, l.Saturated, l.Knee)
 	}
 }
+
+func TestLimitKinds(t *testing.T) {
+	base := func(gmp int, cpu, p50 time.Duration, busy float64) []Sample {
+		return []Sample{
+			{GOMAXPROCS: gmp, OfferedRate: 50, OKPerSec: 50, P50: p50, P99: p50, CPUPerRequest: cpu},
+			{GOMAXPROCS: gmp, OfferedRate: 400, OKPerSec: 158, P50: 10 * p50, P99: 40 * p50, CPUPerRequest: cpu, CPUCores: busy},
+		}
+	}
+	tests := []struct {
+		name    string
+		samples []Sample
+		limit   int
+		want    LimitKind
+	}{
+		{"pool of 8 at 50 ms", base(2, 600*time.Microsecond, 50*ms, 0.1), 8, LimitConcurrency},
+		{"Ps busy", base(2, 5*ms, 6*ms, 1.9), 0, LimitPs},
+		{"CPU work on a busy machine", base(2, 5*ms, 6*ms, 0.9), 0, LimitCPUStarved},
+		{"blocking, unknown limit", base(2, 600*time.Microsecond, 50*ms, 0.1), 0, LimitElsewhere},
+		{"not saturated", base(2, 5*ms, 6*ms, 1.9)[:1], 0, LimitNone},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a, err := Analyze(tt.samples, Options{ConcurrencyLimit: tt.limit})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if l := a.Levels[0]; l.Limit != tt.want {
+				t.Errorf("limit = %q (%s), want %q", l.Limit, l.LimitReason, tt.want)
+			}
+		})
+	}
+}

@@ -151,6 +151,11 @@ func TestReproduceSleepPoolIsFlatAtLittlesLaw(t *testing.T) {
 	if !strings.Contains(string(b), "GOMAXPROCS 1: Little's law predicts 2 in service / ") {
 		t.Errorf("the report does not state the Little's-law prediction:\n%s", b)
 	}
+	for _, l := range []capacity.Level{one, two} {
+		if l.Limit != capacity.LimitConcurrency {
+			t.Errorf("GOMAXPROCS %d: limit %q (%s), want the pool (concurrency)", l.GOMAXPROCS, l.Limit, l.LimitReason)
+		}
+	}
 	t.Logf("ceilings %.0f and %.0f req/s; Little's law %.0f and %.0f", one.Ceiling, two.Ceiling, one.LittlePrediction, two.LittlePrediction)
 }
 

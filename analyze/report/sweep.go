@@ -43,7 +43,8 @@ func Samples(steps []sweep.Step) []capacity.Sample {
 		out = append(out, capacity.Sample{
 			GOMAXPROCS: st.GOMAXPROCS, Iteration: st.Iteration, OfferedRate: st.Rate,
 			OKPerSec: st.OKPerSec, Answered: st.AnsweredPerSec, P50: msDur(st.P50MS), P99: msDur(st.P99MS),
-			Errors: st.Errors, NotSent: st.NotSent, Planned: st.Sent + st.NotSent,
+			ServiceP50: msDur(st.ServiceP50MS),
+			Errors:     st.Errors, NotSent: st.NotSent, Planned: st.Sent + st.NotSent,
 			CPUCores:       cores(st.TargetCPUS, st.DurationS),
 			CPUPerRequest:  time.Duration(st.CPUPerRequestUS * float64(time.Microsecond)),
 			RSSBytes:       st.RSSBytes,
@@ -176,8 +177,8 @@ func RenderSweep(w io.Writer, r *SweepReport, throughputPNG, p99PNG string) erro
 		md.f("![p99 latency vs offered rate, one line per GOMAXPROCS](%s)\n", p99PNG)
 	}
 	md.f("\n## Capacity\n\n")
-	md.f("The ceiling is the highest 2xx/s measured at any rate. Little's law (throughput = concurrency / latency) turns it into the number of requests in service at the low-load latency; busy Ps is the target's CPU use (cores, from /proc) in the step that set the ceiling.\n\n")
-	md.f("| GOMAXPROCS | knee req/s | ceiling 2xx/s | low-load p50 ms | CPU/request | CPU fraction | busy Ps at ceiling | in service at ceiling | CPU-only limit req/s |%s\n",
+	md.f("The ceiling is the highest 2xx/s measured at any rate. Little's law (throughput = concurrency / latency) turns it into the number of requests in service at the low-load service time (the median time from each request's actual send to its response at the lowest rate: the target's own latency, without the generator's send lag); CPU fraction is CPU per request over that service time; busy Ps is the target's CPU use (cores, from /proc) in the step that set the ceiling.\n\n")
+	md.f("| GOMAXPROCS | knee req/s | ceiling 2xx/s | low-load service ms | CPU/request | CPU fraction | busy Ps at ceiling | in service at ceiling | CPU-only limit req/s |%s\n",
 		iff(p.ConcurrencyLimit > 0, " Little's law limit req/s |", ""))
 	md.f("|---:|---:|---:|---:|---:|---:|---:|---:|---:|%s\n", iff(p.ConcurrencyLimit > 0, "---:|", ""))
 	for _, l := range a.Levels {
@@ -189,7 +190,7 @@ func RenderSweep(w io.Writer, r *SweepReport, throughputPNG, p99PNG string) erro
 		if !l.Saturated {
 			ceiling = ">= " + ceiling
 		}
-		md.f("| %d | %s | %s | %s | %s | %s | %s | %s | %s |", l.GOMAXPROCS, knee, ceiling, msf(l.LowLoadP50),
+		md.f("| %d | %s | %s | %s | %s | %s | %s | %s | %s |", l.GOMAXPROCS, knee, ceiling, msf(l.LowLoadService),
 			cpuf(l.CPUPerRequest), pct(l.CPUFraction), fixed(l.BusyPs, 2), fixed(l.InService, 1), num(l.CPUPrediction))
 		if p.ConcurrencyLimit > 0 {
 			md.f(" %s |", num(l.LittlePrediction))
@@ -203,7 +204,7 @@ func RenderSweep(w io.Writer, r *SweepReport, throughputPNG, p99PNG string) erro
 	md.f("\n## Carriers needed\n\n")
 	c := a.Carriers
 	if c.Needed > 0 {
-		md.f("Carriers needed ~ concurrency x CPU fraction. At the highest offered rate, %s req/s, with a low-load latency of %s ms, Little's law puts %.1f requests in service; each spends %s of its time on a P (%s of CPU per request), so the load needs about **%.2f Ps**",
+		md.f("Carriers needed ~ concurrency x CPU fraction. At the highest offered rate, %s req/s, with a low-load service time of %s ms, Little's law puts %.1f requests in service; each spends %s of its time on a P (%s of CPU per request), so the load needs about **%.2f Ps**",
 			num(c.Rate), msf(c.Latency), c.Concurrency, pct(c.CPUFraction), cpuf(c.CPUPerRequest), c.Needed)
 		md.f(" (the same figure as rate x CPU per request). The Ps are only the limit when this exceeds GOMAXPROCS.\n")
 	} else {
@@ -285,24 +286,24 @@ func immaterialGeneratorVerdicts(steps []sweep.Step) int {
 	return n
 }
 
-// littleLines states the Little's-law and CPU predictions against the
-// measured ceilings.
+// littleLines states, per GOMAXPROCS, what held the ceiling and the
+// Little's-law and CPU predictions beside it.
 func littleLines(p sweep.Plan, a capacity.Analysis) []string {
 	var out []string
 	for _, l := range a.Levels {
-		if l.LowLoadP50 <= 0 || l.Ceiling <= 0 {
+		if l.LowLoadService <= 0 || l.Ceiling <= 0 {
 			continue
+		}
+		if l.Limit != capacity.LimitNone {
+			out = append(out, fmt.Sprintf("GOMAXPROCS %d: **%s**: %s", l.GOMAXPROCS, l.Limit, l.LimitReason))
 		}
 		if p.ConcurrencyLimit > 0 {
 			verdict := "the ladder did not reach it"
 			if l.Saturated {
 				verdict = fmt.Sprintf("measured ceiling %s 2xx/s, %.0f %% of the prediction", num(l.Ceiling), 100*l.Ceiling/l.LittlePrediction)
-				if math.Abs(l.Ceiling/l.LittlePrediction-1) <= 0.1 {
-					verdict += ": the pool is the limit"
-				}
 			}
 			out = append(out, fmt.Sprintf("GOMAXPROCS %d: Little's law predicts %d in service / %s ms = %s req/s; %s",
-				l.GOMAXPROCS, p.ConcurrencyLimit, msf(l.LowLoadP50), num(l.LittlePrediction), verdict))
+				l.GOMAXPROCS, p.ConcurrencyLimit, msf(l.LowLoadService), num(l.LittlePrediction), verdict))
 		}
 		if l.CPUPrediction > 0 && l.Saturated {
 			out = append(out, fmt.Sprintf("GOMAXPROCS %d: the Ps alone would allow %d / %s = %s req/s; the ceiling is %.0f %% of that (%.2f Ps busy)",

@@ -130,9 +130,13 @@ func useFixture(cfg *sweep.Config) error {
 
 func printSweepSummary(s *stdio, r *report.SweepReport) {
 	a := r.Analysis
-	fmt.Fprintln(s.out, "GOMAXPROCS  knee req/s  ceiling 2xx/s  low-load p50")
+	fmt.Fprintln(s.out, "GOMAXPROCS  knee req/s  ceiling 2xx/s  low-load p50  limit")
 	for _, l := range a.Levels {
-		fmt.Fprintf(s.out, "%10d  %10.0f  %13.1f  %9.2f ms\n", l.GOMAXPROCS, l.Knee, l.Ceiling, float64(l.LowLoadP50)/1e6)
+		limit := string(l.Limit)
+		if limit == "" {
+			limit = "not reached"
+		}
+		fmt.Fprintf(s.out, "%10d  %10.0f  %13.1f  %9.2f ms  %s\n", l.GOMAXPROCS, l.Knee, l.Ceiling, float64(l.LowLoadP50)/1e6, limit)
 	}
 	fmt.Fprintf(s.out, "scaling: %s: %s\n", a.Scaling.Kind, a.Scaling.Reason)
 	if a.Recommendation.GOMAXPROCS > 0 {

@@ -54,6 +54,7 @@ func measured(p load.PhaseResult, interrupted bool) Measured {
 		Errors: p.Errors.Total() + p.Unfinished, Timeouts: p.Errors.Timeout,
 		OKPerSec: p.OKPerS,
 		P50:      msDuration(p.Latency.P50), P99: msDuration(p.Latency.P99), Max: msDuration(p.Latency.Max),
+		ServiceP50:        msDuration(p.Service.P50),
 		Verdicts:          p.Verdicts,
 		GeneratorCPUCores: p.GeneratorCPUCores,
 		Interrupted:       interrupted,

@@ -128,7 +128,10 @@ type Step struct {
 	AnsweredPerSec float64 `json:"answered_per_s"`
 	P50MS          float64 `json:"p50_ms"`
 	P99MS          float64 `json:"p99_ms"`
-	MaxMS          float64 `json:"max_ms"`
+	// ServiceP50MS is the median time from each request's actual send to
+	// its response: the target's own latency, without the send lag.
+	ServiceP50MS float64 `json:"service_p50_ms"`
+	MaxMS        float64 `json:"max_ms"`
 
 	// GeneratorVerdict is true when the generator judged itself a limit
 	// (its generator-bound verdict, for any reason). GeneratorBound is true

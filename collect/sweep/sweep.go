@@ -79,6 +79,7 @@ type Measured struct {
 	OKPerSec       float64
 	AnsweredPerSec float64
 	P50, P99, Max  time.Duration
+	ServiceP50     time.Duration // from the actual send, without send lag
 	Verdicts       []string
 	// GeneratorVerdict: the generator judged itself a limit (any reason).
 	// GeneratorBound: it was a material one (see MaterialGeneratorBound);
@@ -568,7 +569,7 @@ func (r *runner) step(ctx context.Context, g group, i int, k StepKey, p *Process
 		StepKey: k, Pinned: pinned, Start: start, DurationS: m.Duration.Seconds(),
 		Sent: m.Sent, OK: m.OK, Errors: m.Errors, Timeouts: m.Timeouts, NotSent: m.NotSent, OKPerSec: m.OKPerSec,
 		AnsweredPerSec: m.AnsweredPerSec,
-		P50MS:          ms(m.P50), P99MS: ms(m.P99), MaxMS: ms(m.Max),
+		P50MS:          ms(m.P50), P99MS: ms(m.P99), MaxMS: ms(m.Max), ServiceP50MS: ms(m.ServiceP50),
 		GeneratorVerdict: m.GeneratorVerdict, GeneratorBound: m.GeneratorBound, GeneratorNote: m.GeneratorNote,
 		Verdicts: m.Verdicts, GeneratorCPUCores: m.GeneratorCPUCores,
 	}
