@@ -642,7 +642,7 @@ func summaryLines(s Summary, st *styles, w int) []string {
 		title += " (stopped early; what ran is saved)"
 	}
 	lines := []string{style(func(s styles) lipgloss.Style { return s.title }, "schedscope · "+title), ""}
-	if t := textTable(s.Table); len(t) > 0 {
+	if t := textTable(s.Table); len(s.Table.Rows) > 0 {
 		lines = append(lines, style(func(s styles) lipgloss.Style { return s.value }, t[0]))
 		lines = append(lines, t[1:]...)
 		lines = append(lines, "")

@@ -76,15 +76,15 @@ func TestDashboardProgramGolden(t *testing.T) {
 			tea.WithColorProfile(colorprofile.Ascii),
 			tea.WithEnvironment([]string{"TERM=xterm-256color"}),
 		))
-	all := sampleFrames(41)
-	for _, f := range all[:40] {
+	all := sampleFrames(18)
+	for _, f := range all[:17] {
 		frames <- f
 	}
 	teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
 		return bytes.Contains(b, []byte("latency grows without throughput"))
 	}, teatest.WithDuration(10*time.Second))
 
-	last := all[40]
+	last := all[17]
 	last.End = sampleSummary()
 	frames <- last
 	teatest.WaitFor(t, tm.Output(), func(b []byte) bool {
