@@ -72,7 +72,7 @@ func main() {
 	flag.IntVar(&o.conns, "conns", 50, "connections (users) of each tool at full speed")
 	flag.IntVar(&o.openRate, "open-rate", 20000, "open-model rate, req/s")
 	flag.DurationVar(&o.openDuration, "open-duration", 10*time.Second, "length of each open-model run")
-	flag.StringVar(&o.tools, "tools", "wrk,hey,vegeta,schedscope,schedscope-nethttp", "tools to compare at full speed")
+	flag.StringVar(&o.tools, "tools", "wrk,hey,vegeta,schedscope,schedscope-nethttp,schedscope-gomaxprocs1", "tools to compare at full speed")
 	flag.StringVar(&o.experiments, "experiments", "full,open", "experiments to run: full, open")
 	flag.StringVar(&o.target, "target", "", "URL of an already running target (default: build and start bench/hello)")
 	flag.Parse()
@@ -203,12 +203,16 @@ func (b *bench) fullRun(ctx context.Context, tool string, probe bool) (measure, 
 		return measure{okPerS: grabFloat(out, `Requests/sec:\s+([\d.]+)`), requests: n, cpuUSPerRq: perReq(cpu, n)}, nil
 	case "vegeta":
 		return b.vegeta(ctx, []string{"-rate=0", "-max-workers=" + c, "-duration=" + secs}, 0)
-	case "schedscope", "schedscope-nethttp":
+	case "schedscope", "schedscope-nethttp", "schedscope-gomaxprocs1":
 		args := []string{"load", "--users", c, "--duration", secs}
 		if tool == "schedscope-nethttp" {
 			args = append(args, "--client", "net/http")
 		}
-		return b.schedscope(ctx, args)
+		var env []string
+		if tool == "schedscope-gomaxprocs1" {
+			env = []string{"GOMAXPROCS=1"}
+		}
+		return b.schedscope(ctx, args, env...)
 	}
 	return measure{}, fmt.Errorf("unknown tool %q", tool)
 }
@@ -218,17 +222,20 @@ func (b *bench) open(ctx context.Context) error {
 	secs := fmt.Sprintf("%.3fs", b.o.openDuration.Seconds())
 	rate := strconv.Itoa(b.o.openRate)
 	planned := float64(b.o.openRate) * b.o.openDuration.Seconds()
-	tools := []string{"schedscope", "vegeta"}
+	tools := []string{"schedscope", "schedscope-gomaxprocs1", "vegeta"}
 	res := map[string][]measure{}
 	for r := 0; r < b.o.runs; r++ {
 		for i := range tools {
 			t := tools[(i+r)%len(tools)]
 			var m measure
 			var err error
-			if t == "vegeta" {
+			switch t {
+			case "vegeta":
 				m, err = b.vegeta(ctx, []string{"-rate=" + rate, "-duration=" + secs}, planned)
-			} else {
+			case "schedscope":
 				m, err = b.schedscope(ctx, []string{"load", "--rate", rate, "--duration", secs})
+			case "schedscope-gomaxprocs1":
+				m, err = b.schedscope(ctx, []string{"load", "--rate", rate, "--duration", secs}, "GOMAXPROCS=1")
 			}
 			if err != nil {
 				fmt.Printf("skipping %s: %v\n", t, err)
@@ -250,7 +257,7 @@ func (b *bench) open(ctx context.Context) error {
 		get := func(f func(measure) float64) float64 { return median(ms, f) }
 		sent := get(func(m measure) float64 { return m.planned - m.notSent })
 		lag, notSent := "not reported", "not reported"
-		if t == "schedscope" {
+		if t != "vegeta" {
 			lag = fmt.Sprintf("%.3f", get(func(m measure) float64 { return m.lagP99MS }))
 			notSent = fmt.Sprintf("%.0f", get(func(m measure) float64 { return m.notSent }))
 		}
@@ -261,10 +268,10 @@ func (b *bench) open(ctx context.Context) error {
 	return nil
 }
 
-func (b *bench) schedscope(ctx context.Context, args []string) (measure, error) {
+func (b *bench) schedscope(ctx context.Context, args []string, env ...string) (measure, error) {
 	js := filepath.Join(b.dir, "ss.json")
 	args = append(args, "--progress", "off", "--json", js, b.url)
-	_, cpu, err := b.exec(ctx, b.ss, args...)
+	_, cpu, err := b.execEnv(ctx, env, b.ss, args...)
 	if err != nil {
 		return measure{}, err
 	}
@@ -341,7 +348,15 @@ func vegetaPath() (string, error) {
 
 // exec runs a tool and returns its stdout+stderr and its CPU time.
 func (b *bench) exec(ctx context.Context, name string, args ...string) (string, time.Duration, error) {
+	return b.execEnv(ctx, nil, name, args...)
+}
+
+// execEnv is exec with extra environment variables.
+func (b *bench) execEnv(ctx context.Context, env []string, name string, args ...string) (string, time.Duration, error) {
 	cmd := exec.CommandContext(ctx, name, args...)
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	var out strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
