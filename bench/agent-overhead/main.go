@@ -29,6 +29,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -44,6 +45,7 @@ func main() {
 	token := flag.String("token", "", "target mode: the agent's bearer token")
 	noFR := flag.Bool("no-fr", false, "target mode: the agent's flight recorder off")
 	variantList := flag.String("variants", "none,agent", "variants to compare, the first is the baseline: none, agent, agent-nofr, agent+profiling")
+	together := flag.Bool("together", false, "run the variants of a round at the same time (each its own target and load), so they share the machine's state")
 	profiling := flag.Bool("profiling", false, "target mode: also enable block and mutex profiling (fixtureagent's rates)")
 	model := flag.String("model", "goroutine", "target mode: the fixture's concurrency model")
 	workers := flag.Int("workers", 0, "target mode: workers of the pool model (0: the fixture's default)")
@@ -61,7 +63,7 @@ func main() {
 	if *serve != "" {
 		err = serveFixture(ctx, *serve, *withAgent, *profiling, *noFR, *token, *model, *workers, *dbPool)
 	} else {
-		err = bench(ctx, *rounds, *rate, *duration, *warmup, *path, strings.Split(*variantList, ","))
+		err = bench(ctx, *rounds, *rate, *duration, *warmup, *path, strings.Split(*variantList, ","), *together)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "agent-overhead:", err)
@@ -130,7 +132,7 @@ var variants = map[string][]string{
 	"agent+profiling": {"-agent", "-profiling"},
 }
 
-func bench(ctx context.Context, rounds int, rate float64, duration, warmup time.Duration, path string, names []string) error {
+func bench(ctx context.Context, rounds int, rate float64, duration, warmup time.Duration, path string, names []string, together bool) error {
 	for _, n := range names {
 		if _, ok := variants[n]; !ok {
 			return fmt.Errorf("unknown variant %q (known: none, agent, agent-nofr, agent+profiling)", n)
@@ -138,6 +140,7 @@ func bench(ctx context.Context, rounds int, rate float64, duration, warmup time.
 	}
 	fmt.Printf("load average before: %s\n", loadavg())
 	fmt.Printf("variants %s (agent: flight recorder on, /metrics polled at 1 Hz; -nofr: recorder off; +profiling: block/mutex profiling on)\n", strings.Join(names, ", "))
+	fmt.Printf("variants run at the same time: %v\n", together)
 	fmt.Printf("rate %.0f req/s, %v steady + %v warm-up per variant, %d rounds, path %s\n\n", rate, duration, warmup, rounds, path)
 	res := map[string][]measurement{}
 	for i := 0; i < rounds; i++ {
@@ -145,11 +148,30 @@ func bench(ctx context.Context, rounds int, rate float64, duration, warmup time.
 		for range i % len(order) { // rotate the order every round
 			order = append(order[1:], order[0])
 		}
-		for _, name := range order {
-			m, err := measure(ctx, variants[name], rate, duration, warmup, path)
-			if err != nil {
-				return err
+		ms := make([]measurement, len(order))
+		errs := make([]error, len(order))
+		if together {
+			// Every variant at once, each with its own target and load: they
+			// share whatever else the machine does at that moment.
+			var wg sync.WaitGroup
+			for k, name := range order {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					ms[k], errs[k] = measure(ctx, variants[name], rate, duration, warmup, path)
+				}()
 			}
+			wg.Wait()
+		} else {
+			for k, name := range order {
+				ms[k], errs[k] = measure(ctx, variants[name], rate, duration, warmup, path)
+			}
+		}
+		for k, name := range order {
+			if errs[k] != nil {
+				return fmt.Errorf("%s: %w", name, errs[k])
+			}
+			m := ms[k]
 			res[name] = append(res[name], m)
 			fmt.Printf("round %d %-16s target CPU %.1f us/req, %d requests, %.0f 2xx/s, %d polls\n",
 				i+1, name, m.cpuUSPerReq, m.completed, m.okPerS, m.polls)
