@@ -353,3 +353,50 @@ func TestSyscallSinceBeforeTheTraceIsUnattributed(t *testing.T) {
 		t.Errorf("events %+v unattributed %+v: want the span apart, truncated", r.Pinned.Events, r.Pinned.Unattributed)
 	}
 }
+
+func (s *synth) proc(at trace.Time, th trace.ThreadID, id trace.ProcID, from, to trace.ProcState) {
+	s.add(trace.MakeEvent(trace.EventConfig[trace.StateTransition]{
+		Time: at, Kind: trace.EventStateTransition, Goroutine: trace.NoGoroutine, Proc: id, Thread: th,
+		Details: trace.MakeProcStateTransition(id, from, to),
+	}))
+}
+
+func (s *synth) rng(at trace.Time, kind trace.EventKind, name string, g trace.GoID) {
+	scope := trace.ResourceID{}
+	if g != trace.NoGoroutine {
+		scope = trace.MakeResourceID(g)
+	}
+	s.add(trace.MakeEvent(trace.EventConfig[trace.Range]{
+		Time: at, Kind: kind, Goroutine: g, Proc: 0, Thread: 1, Details: trace.Range{Name: name, Scope: scope},
+	}))
+}
+
+func TestProcsGOMAXPROCSAndGC(t *testing.T) {
+	s := &synth{t: t}
+	s.sync(0)
+	s.add(trace.MakeEvent(trace.EventConfig[trace.Metric]{Time: 1, Kind: trace.EventMetric, Goroutine: trace.NoGoroutine, Proc: 0, Thread: 1,
+		Details: trace.Metric{Name: "/sched/gomaxprocs:threads", Value: trace.Uint64Value(2)}}))
+	s.proc(10, 1, 0, trace.ProcIdle, trace.ProcRunning)
+	s.proc(60, 1, 0, trace.ProcRunning, trace.ProcIdle)
+	s.proc(20, 2, 1, trace.ProcIdle, trace.ProcRunning) // still running at the end
+	s.rng(30, trace.EventRangeBegin, "stop-the-world (GOMAXPROCS)", 1)
+	s.rng(34, trace.EventRangeEnd, "stop-the-world (GOMAXPROCS)", 1)
+	s.add(trace.MakeEvent(trace.EventConfig[trace.Metric]{Time: 35, Kind: trace.EventMetric, Goroutine: trace.NoGoroutine, Proc: 0, Thread: 1,
+		Details: trace.Metric{Name: "/sched/gomaxprocs:threads", Value: trace.Uint64Value(4)}}))
+	s.rng(40, trace.EventRangeBegin, "GC concurrent mark phase", trace.NoGoroutine)
+	s.rng(70, trace.EventRangeEnd, "GC concurrent mark phase", trace.NoGoroutine)
+	s.sync(100)
+	r := s.report(Options{})
+	if r.Procs.GOMAXPROCS != 4 || len(r.Procs.Changes) != 2 || r.Procs.Changes[1].Value != 4 {
+		t.Errorf("GOMAXPROCS %d changes %+v", r.Procs.GOMAXPROCS, r.Procs.Changes)
+	}
+	if len(r.Procs.Utilisation) != 2 || r.Procs.Utilisation[0].RunningNs != 50 || r.Procs.Utilisation[1].RunningNs != 80 {
+		t.Errorf("utilisation %+v, want P0 50ns, P1 80ns", r.Procs.Utilisation)
+	}
+	if r.GC.STWCount != 1 || r.GC.STWNs != 4 || r.GC.Count != 1 || r.GC.MarkNs != 30 {
+		t.Errorf("gc %+v", r.GC)
+	}
+	if r.Threads.Seen != 2 {
+		t.Errorf("threads seen %d, want 2", r.Threads.Seen)
+	}
+}
