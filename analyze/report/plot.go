@@ -9,6 +9,8 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
+
+	"github.com/schedscope/schedscope/analyze/capacity"
 )
 
 // Plot size: about 480 x 300 pixels at the default 96 dpi, small enough for
@@ -24,17 +26,33 @@ type series struct {
 	xy   plotter.XYs
 }
 
-// throughputPlot draws 2xx/s against the offered rate, one line per
-// GOMAXPROCS, with the served-everything diagonal for reference.
-func throughputPlot(r *SweepReport) *plot.Plot {
+// labeledLevel is one line of a plot: a level, named.
+type labeledLevel struct {
+	name  string
+	level capacity.Level
+}
+
+func sweepLines(r *SweepReport) []labeledLevel {
+	var out []labeledLevel
+	for _, l := range r.Analysis.Levels {
+		out = append(out, labeledLevel{fmt.Sprintf("GOMAXPROCS %d", l.GOMAXPROCS), l})
+	}
+	return out
+}
+
+// throughputPlot draws 2xx/s against the offered rate, one line per level
+// (GOMAXPROCS, or model and GOMAXPROCS), with the diagonal where every
+// offered request is served for reference.
+func throughputPlot(levels []labeledLevel) *plot.Plot {
 	p := plot.New()
 	p.Title.Text = "2xx/s vs offered rate"
 	p.X.Label.Text = "offered (req/s)"
 	p.Y.Label.Text = "2xx responses/s"
 	var lines []series
 	maxRate := 0.0
-	for _, l := range r.Analysis.Levels {
-		s := series{name: fmt.Sprintf("GOMAXPROCS %d", l.GOMAXPROCS)}
+	for _, ll := range levels {
+		l := ll.level
+		s := series{name: ll.name}
 		for _, c := range l.Cells {
 			s.xy = append(s.xy, plotter.XY{X: c.OfferedRate, Y: c.OKPerSec})
 			maxRate = max(maxRate, c.OfferedRate)
@@ -57,7 +75,7 @@ func throughputPlot(r *SweepReport) *plot.Plot {
 }
 
 // p99Plot draws p99 latency against the offered rate on a log scale.
-func p99Plot(r *SweepReport) *plot.Plot {
+func p99Plot(levels []labeledLevel) *plot.Plot {
 	p := plot.New()
 	p.Title.Text = "p99 latency vs offered rate"
 	p.X.Label.Text = "offered (req/s)"
@@ -65,8 +83,9 @@ func p99Plot(r *SweepReport) *plot.Plot {
 	p.Y.Scale = plot.LogScale{}
 	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
 	var lines []series
-	for _, l := range r.Analysis.Levels {
-		s := series{name: fmt.Sprintf("GOMAXPROCS %d", l.GOMAXPROCS)}
+	for _, ll := range levels {
+		l := ll.level
+		s := series{name: ll.name}
 		for _, c := range l.Cells {
 			ms := float64(c.P99) / 1e6
 			if ms <= 0 {

@@ -135,3 +135,29 @@ func TestWriteSweepErrors(t *testing.T) {
 		t.Errorf("no steps: err = %v", err)
 	}
 }
+
+func TestWriteComparison(t *testing.T) {
+	a, b := writeSweepDir(t, false), writeSweepDir(t, false)
+	// the second sweep is the goroutine model: no ceiling in the ladder
+	writeFile(t, filepath.Join(b, sweep.PlanFile), sweep.Plan{
+		Version: sweep.PlanVersion, URL: "http://127.0.0.1:9/sleep", Scenario: "sleep", Model: "goroutine",
+		GOMAXPROCS: []int{1, 2}, Rates: []float64{50, 100, 200, 400}, Iterations: 1, DurationS: 5,
+	})
+	out := t.TempDir()
+	c, err := WriteComparison([]string{a, b}, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(c.Files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"# Sweeps compared: sleep pool / sleep goroutine", "| sleep pool | `schedscope fixture`", "| sleep goroutine |"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("comparison lacks %q:\n%s", want, md)
+		}
+	}
+	if _, err := WriteComparison([]string{a}, out); err == nil {
+		t.Error("a comparison of one sweep: no error")
+	}
+}

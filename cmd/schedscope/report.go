@@ -10,7 +10,7 @@ import (
 	"github.com/schedscope/schedscope/collect/sweep"
 )
 
-const reportSynopsis = "report [--out DIR] SWEEPDIR|RUNDIR"
+const reportSynopsis = "report [--out DIR] SWEEPDIR|RUNDIR\n       schedscope report --out DIR SWEEPDIR SWEEPDIR... (side by side, e.g. one sweep per model)"
 
 // runReport is `schedscope report`: a Markdown report with PNG plots of a
 // sweep directory (or a run directory) into the directory itself or --out.
@@ -20,8 +20,21 @@ func runReport(ctx context.Context, s *stdio, args []string) error {
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	if fs.NArg() > 1 {
+		if *out == "" {
+			return usageErr("comparing %d sweeps needs --out DIR for the comparison", fs.NArg())
+		}
+		c, err := report.WriteComparison(fs.Args(), *out)
+		if err != nil {
+			return err
+		}
+		for _, f := range c.Files {
+			fmt.Fprintln(s.out, f)
+		}
+		return nil
+	}
 	if fs.NArg() != 1 {
-		return usageErr("want one directory, got %d arguments (usage: schedscope %s)", fs.NArg(), reportSynopsis)
+		return usageErr("want a directory (usage: schedscope %s)", reportSynopsis)
 	}
 	dir := fs.Arg(0)
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
