@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"math/bits"
 	"strings"
 
 	"golang.org/x/exp/trace"
@@ -52,18 +53,24 @@ func newCompatAcc(idx *goIndex) *compatAcc {
 	return &compatAcc{idx: idx}
 }
 
-func compatTracks(k compatKind, to trace.GoState, reason string) bool {
-	switch k {
-	case compatSched:
-		return to == trace.GoRunnable
-	case compatSyscall:
-		return to == trace.GoSyscall
-	case compatSync:
-		return to == trace.GoWaiting && (strings.Contains(reason, "chan") || strings.Contains(reason, "sync") || strings.Contains(reason, "select"))
-	case compatNet:
-		return to == trace.GoWaiting && reason == "network"
+// compatKindOf returns the profile that tracks a goroutine entering state
+// to for reason, if any (cmd/trace/pprof.go: computePprofSched, -Syscall,
+// -Block and -IO).
+func compatKindOf(to trace.GoState, reason string) (compatKind, bool) {
+	switch to {
+	case trace.GoRunnable:
+		return compatSched, true
+	case trace.GoSyscall:
+		return compatSyscall, true
+	case trace.GoWaiting:
+		if reason == "network" {
+			return compatNet, true
+		}
+		if strings.Contains(reason, "chan") || strings.Contains(reason, "sync") || strings.Contains(reason, "select") {
+			return compatSync, true
+		}
 	}
-	return false
+	return 0, false
 }
 
 func compatState(k compatKind) trace.GoState {
@@ -99,19 +106,14 @@ func (a *compatAcc) transition(t trace.Time, st *trace.StateTransition, from, to
 		}
 	}
 
-	for k := compatKind(0); k < numCompat; k++ {
-		bit := uint8(1) << k
-		if g.tracked&bit == 0 {
-			if compatTracks(k, to, st.Reason) {
-				g.tracked |= bit
-				g.open[k] = t
-			}
-			continue
-		}
+	// Close the open intervals whose state the goroutine left (cmd/trace
+	// ignores a transition into the state already tracked).
+	for open := g.tracked; open != 0; open &= open - 1 {
+		k := compatKind(bits.TrailingZeros8(open))
 		if to == compatState(k) {
 			continue
 		}
-		g.tracked &^= bit
+		g.tracked &^= 1 << k
 		lo, hi := g.open[k], t
 		if g.endT != 0 && g.endT < hi {
 			hi = g.endT
@@ -128,6 +130,11 @@ func (a *compatAcc) transition(t trace.Time, st *trace.StateTransition, from, to
 			a.tot[k].Count++
 			a.tot[k].TotalNs += d
 		}
+	}
+	// Open one for the new state, unless one of that kind is open.
+	if k, ok := compatKindOf(to, st.Reason); ok && g.tracked&(1<<k) == 0 {
+		g.tracked |= 1 << k
+		g.open[k] = t
 	}
 
 	if to == trace.GoNotExist {

@@ -27,7 +27,7 @@ func (tl *timeline) init(step time.Duration) {
 // observe records the state at time t (ns since the trace start).
 func (tl *timeline) observe(t, alive, runnable, running, sys int64) {
 	tl.have = true
-	for t/tl.step > tl.curIdx {
+	for t >= (tl.curIdx+1)*tl.step {
 		tl.flush()
 		tl.curIdx++
 		tl.cur = tl.last
