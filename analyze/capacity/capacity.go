@@ -45,6 +45,9 @@ type Sample struct {
 	// CPUCores is the target's CPU time during the phase divided by the
 	// phase's length: how many cores it kept busy. 0 when unknown.
 	CPUCores float64
+	// MachineBusy is the share of all the machine's CPUs busy during the
+	// phase, whoever used them; 0 when unknown.
+	MachineBusy float64
 
 	// GeneratorBound says the load generator, not the target, limited the
 	// phase; such a phase is shown but never used for the knee. It still
@@ -98,6 +101,7 @@ type Cell struct {
 	Planned       int64
 	CPUPerRequest time.Duration
 	CPUCores      float64
+	MachineBusy   float64
 	RSSBytes      int64
 	// GeneratorBound is true when every iteration of this cell was
 	// generator-bound.
@@ -140,8 +144,9 @@ type Level struct {
 	// request inflates it), or over all its cells when none did; 0 when not
 	// measured.
 	CPUPerRequest time.Duration
-	// CPUFraction is CPUPerRequest / LowLoadService: the share of a request's
-	// life spent running on a P.
+	// CPUFraction is CPUPerRequest over the shortest LowLoadService of the
+	// sweep (the service time least inflated by waiting for a CPU): the
+	// share of a request's life spent running on a P.
 	CPUFraction float64
 	// BusyPs is the target's CPU use, in cores, in the cell that set the
 	// ceiling (Ceiling x CPUPerRequest when that was not measured). Close
@@ -156,6 +161,9 @@ type Level struct {
 	// CPUPrediction is GOMAXPROCS / CPUPerRequest: the ceiling if the Ps
 	// were the only limit; 0 when CPU was not measured.
 	CPUPrediction float64
+	// MachineBusy is the share of the machine's CPUs busy (whoever used
+	// them) in the cell that set the ceiling; 0 when unknown.
+	MachineBusy float64
 	// Limit says what held the ceiling, when the level saturated;
 	// LimitReason says it with the figures.
 	Limit       LimitKind
@@ -175,8 +183,13 @@ const (
 	// concurrency limit divided by the low-load latency (Little's law).
 	LimitConcurrency LimitKind = "concurrency"
 	// LimitCPUStarved: requests are mostly CPU, yet the target kept under
-	// 80 % of its Ps busy: other processes held the CPUs it could use.
+	// 80 % of its Ps busy while the machine's CPUs were (at least 90 %) busy
+	// or not measured: other processes held the CPUs it could use.
 	LimitCPUStarved LimitKind = "cpu-starved"
+	// LimitSerialized: requests are mostly CPU, the target kept under 80 %
+	// of its Ps busy, and the machine had idle CPUs: something in the target
+	// serializes the work (a lock, a single goroutine).
+	LimitSerialized LimitKind = "serialized"
 	// LimitElsewhere: the Ps were not busy and no known limit matches: a
 	// lock, a downstream, a pool this run was not told about.
 	LimitElsewhere LimitKind = "elsewhere"
@@ -185,6 +198,7 @@ const (
 // Thresholds of the limit classification.
 const (
 	busyPsShare     = 0.8  // of GOMAXPROCS, for LimitPs
+	machineBusy     = 0.9  // share of the machine's CPUs, for LimitCPUStarved
 	cpuBoundShare   = 0.5  // CPU fraction above which requests are mostly CPU
 	littleTolerance = 0.15 // ceiling vs Little's-law prediction
 )
@@ -203,10 +217,14 @@ func classifyLimit(l *Level) {
 	case l.BusyPs >= busyPsShare*ps:
 		l.Limit = LimitPs
 		l.LimitReason = fmt.Sprintf("the target kept %.2f of its %d Ps busy at the ceiling: the Ps are the limit", l.BusyPs, l.GOMAXPROCS)
+	case l.CPUFraction >= cpuBoundShare && l.MachineBusy > 0 && l.MachineBusy < machineBusy:
+		l.Limit = LimitSerialized
+		l.LimitReason = fmt.Sprintf("requests spend %.0f %% of their service time on CPU, yet the target kept only %.2f of its %d Ps busy while the machine's CPUs were %.0f %% busy: something in the target serializes the work (a lock, a single goroutine)",
+			100*l.CPUFraction, l.BusyPs, l.GOMAXPROCS, 100*l.MachineBusy)
 	case l.CPUFraction >= cpuBoundShare:
 		l.Limit = LimitCPUStarved
-		l.LimitReason = fmt.Sprintf("requests spend %.0f %% of their low-load latency on CPU, yet the target kept only %.2f of its %d Ps busy: other processes held the CPUs it could use, so this ceiling understates it",
-			100*l.CPUFraction, l.BusyPs, l.GOMAXPROCS)
+		l.LimitReason = fmt.Sprintf("requests spend %.0f %% of their service time on CPU, yet the target kept only %.2f of its %d Ps busy while the machine's CPUs were %s busy: other processes held the CPUs it could use, so this ceiling understates it",
+			100*l.CPUFraction, l.BusyPs, l.GOMAXPROCS, share(l.MachineBusy))
 	case l.LittlePrediction > 0 && math.Abs(l.Ceiling/l.LittlePrediction-1) <= littleTolerance:
 		l.Limit = LimitConcurrency
 		l.LimitReason = fmt.Sprintf("only %.2f of %d Ps were busy and the ceiling is %.0f %% of the concurrency limit / low-load latency (Little's law): the concurrency limit (pool) is the limit",
@@ -283,6 +301,23 @@ func Analyze(samples []Sample, opt Options) (Analysis, error) {
 	for _, gmp := range distinctGOMAXPROCS(samples) {
 		a.Levels = append(a.Levels, analyzeLevel(gmp, samples, opt))
 	}
+	// A request's service time at low load does not depend on GOMAXPROCS;
+	// on a busy machine it is inflated at some levels by waiting for a CPU.
+	// The shortest one measured is the best estimate of the real one, so
+	// the CPU fraction of every level uses it.
+	service := time.Duration(0)
+	for _, l := range a.Levels {
+		if l.LowLoadService > 0 && (service == 0 || l.LowLoadService < service) {
+			service = l.LowLoadService
+		}
+	}
+	for i := range a.Levels {
+		l := &a.Levels[i]
+		if service > 0 {
+			l.CPUFraction = float64(l.CPUPerRequest) / float64(service)
+		}
+		classifyLimit(l)
+	}
 	a.Scaling = classify(a.Levels)
 	a.Carriers = carriersNeeded(a.Levels)
 	a.Recommendation = recommend(a.Levels, a.Scaling, a.Carriers, opt)
@@ -358,6 +393,7 @@ func Cells(samples []Sample) []Cell {
 		c.RSSBytes = int64(median(g, func(s Sample) float64 { return float64(s.RSSBytes) }))
 		c.Planned = int64(math.Round(median(g, func(s Sample) float64 { return float64(s.Planned) })))
 		c.CPUCores = median(g, func(s Sample) float64 { return s.CPUCores })
+		c.MachineBusy = median(g, func(s Sample) float64 { return s.MachineBusy })
 		cells = append(cells, c)
 	}
 	return cells
@@ -441,7 +477,9 @@ func analyzeLevel(gmp int, samples []Sample, opt Options) Level {
 	if ceilingAt >= 0 && l.Cells[ceilingAt].CPUCores > 0 {
 		l.BusyPs = l.Cells[ceilingAt].CPUCores
 	}
-	classifyLimit(&l)
+	if ceilingAt >= 0 {
+		l.MachineBusy = l.Cells[ceilingAt].MachineBusy
+	}
 	return l
 }
 
@@ -457,6 +495,14 @@ func classify(levels []Level) Scaling {
 		return s
 	}
 	s.Ratio = b.Ceiling / a.Ceiling
+	for _, l := range []Level{a, b} {
+		if l.Limit == LimitCPUStarved {
+			s.Kind = ScalingUnknown
+			s.Reason = fmt.Sprintf("GOMAXPROCS %d was starved of CPU by other processes (%.2f of %d Ps busy on requests that are %.0f %% CPU), so the ceilings (%.2fx from %d to %d) say nothing about scaling: repeat on a quiet machine",
+				l.GOMAXPROCS, l.BusyPs, l.GOMAXPROCS, 100*l.CPUFraction, s.Ratio, a.GOMAXPROCS, b.GOMAXPROCS)
+			return s
+		}
+	}
 	if !a.Saturated {
 		s.Kind = ScalingUnknown
 		s.Reason = fmt.Sprintf("GOMAXPROCS %d served every offered rate, so the ladder never reached a ceiling: offer higher --rates", a.GOMAXPROCS)
@@ -551,6 +597,20 @@ func recommend(levels []Level, s Scaling, c Carriers, opt Options) Recommendatio
 		}
 	default:
 		r.Reason = fmt.Sprintf("the smallest value within %.0f %% of the best ceiling (%.0f of %.0f req/s); %s", 100*opt.PlateauTolerance, pick.Ceiling, best, s.Reason)
+		if starved(levels) && c.Needed > 0 {
+			// The requests are CPU-bound but the machine hid the scaling:
+			// size GOMAXPROCS from the CPU the top rate needs instead.
+			need := int(math.Ceil(c.Needed))
+			r.GOMAXPROCS = top.GOMAXPROCS
+			for _, l := range levels {
+				if l.GOMAXPROCS >= need {
+					r.GOMAXPROCS = l.GOMAXPROCS
+					break
+				}
+			}
+			r.Reason = fmt.Sprintf("the requests are mostly CPU and %.0f req/s needs about %.1f Ps (rate x CPU per request), so the smallest value tried with that many; the ceilings could not confirm it because the machine was busy", c.Rate, c.Needed)
+			return r
+		}
 	}
 	if c.Needed > 0 && s.Kind != CPUBound && s.Kind != Partial {
 		need := int(math.Ceil(c.Needed))
@@ -559,6 +619,22 @@ func recommend(levels []Level, s Scaling, c Carriers, opt Options) Recommendatio
 		}
 	}
 	return r
+}
+
+func share(f float64) string {
+	if f <= 0 {
+		return "(not measured)"
+	}
+	return fmt.Sprintf("%.0f %%", 100*f)
+}
+
+func starved(levels []Level) bool {
+	for _, l := range levels {
+		if l.Limit == LimitCPUStarved {
+			return true
+		}
+	}
+	return false
 }
 
 func notes(levels []Level) []string {

@@ -27,6 +27,15 @@ func ladder(gmp, iter int, rates []float64, ceiling float64, p50 time.Duration, 
 	return out
 }
 
+// busyMachine marks a sample set's steps as measured on a machine with idle
+// CPUs, so the limit rules can tell serialization from starvation.
+func busyMachine(samples []Sample, share float64) []Sample {
+	for i := range samples {
+		samples[i].MachineBusy = share
+	}
+	return samples
+}
+
 func TestAnalyzeShapes(t *testing.T) {
 	rates := []float64{50, 100, 200, 400, 800}
 	tests := []struct {
@@ -67,10 +76,10 @@ func TestAnalyzeShapes(t *testing.T) {
 		},
 		{
 			name: "partial scaling",
-			samples: concat(
+			samples: busyMachine(concat(
 				ladder(1, 1, rates, 190, 5*ms, 5*ms),
 				ladder(4, 1, rates, 300, 5*ms, 5*ms),
-			),
+			), 0.5),
 			kind:     Partial,
 			knees:    []float64{100, 200},
 			ceilings: []float64{190, 300},
@@ -292,7 +301,8 @@ func TestLimitKinds(t *testing.T) {
 	}{
 		{"pool of 8 at 50 ms", base(2, 600*time.Microsecond, 50*ms, 0.1), 8, LimitConcurrency},
 		{"Ps busy", base(2, 5*ms, 6*ms, 1.9), 0, LimitPs},
-		{"CPU work on a busy machine", base(2, 5*ms, 6*ms, 0.9), 0, LimitCPUStarved},
+		{"CPU work on a busy machine", busyMachine(base(2, 5*ms, 6*ms, 0.9), 0.97), 0, LimitCPUStarved},
+		{"CPU work serialized by a lock", busyMachine(base(2, 5*ms, 6*ms, 0.9), 0.5), 0, LimitSerialized},
 		{"blocking, unknown limit", base(2, 600*time.Microsecond, 50*ms, 0.1), 0, LimitElsewhere},
 		{"not saturated", base(2, 5*ms, 6*ms, 1.9)[:1], 0, LimitNone},
 	}
@@ -306,5 +316,35 @@ func TestLimitKinds(t *testing.T) {
 				t.Errorf("limit = %q (%s), want %q", l.Limit, l.LimitReason, tt.want)
 			}
 		})
+	}
+}
+
+func TestStarvedMachineHidesScaling(t *testing.T) {
+	// CPU requests (6 ms of CPU, 7 ms service at GOMAXPROCS 1); at
+	// GOMAXPROCS 2 other processes left the target one core, so the ceiling
+	// stayed flat and the low-load service time doubled. The sweep must not
+	// call this blocking-bound.
+	s := []Sample{
+		{GOMAXPROCS: 1, OfferedRate: 25, OKPerSec: 25, P50: 7 * ms, P99: 20 * ms, ServiceP50: 7 * ms, CPUPerRequest: 6 * ms},
+		{GOMAXPROCS: 1, OfferedRate: 300, OKPerSec: 150, P50: 300 * ms, P99: 900 * ms, CPUPerRequest: 6 * ms, CPUCores: 0.9},
+		{GOMAXPROCS: 2, OfferedRate: 25, OKPerSec: 25, P50: 20 * ms, P99: 30 * ms, ServiceP50: 20 * ms, CPUPerRequest: 6 * ms},
+		{GOMAXPROCS: 2, OfferedRate: 300, OKPerSec: 151, P50: 300 * ms, P99: 900 * ms, CPUPerRequest: 6 * ms, CPUCores: 1.0},
+	}
+	a, err := Analyze(s, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := a.Levels[1]; l.Limit != LimitCPUStarved {
+		t.Errorf("GOMAXPROCS 2 limit = %q (%s), want cpu-starved", l.Limit, l.LimitReason)
+	}
+	if a.Levels[0].Limit != LimitPs {
+		t.Errorf("GOMAXPROCS 1 limit = %q, want ps", a.Levels[0].Limit)
+	}
+	if a.Scaling.Kind != ScalingUnknown || !strings.Contains(a.Scaling.Reason, "starved") {
+		t.Errorf("scaling = %s (%s), want unknown because starved", a.Scaling.Kind, a.Scaling.Reason)
+	}
+	// 300 req/s x 6 ms = 1.8 Ps -> GOMAXPROCS 2
+	if r := a.Recommendation; r.GOMAXPROCS != 2 || !strings.Contains(r.Reason, "needs about 1.8 Ps") {
+		t.Errorf("recommendation %d (%s), want 2 from the CPU needed", r.GOMAXPROCS, r.Reason)
 	}
 }

@@ -336,3 +336,38 @@ func (t *tailBuffer) lastLine() string {
 	lines := strings.Split(strings.TrimSpace(string(t.b)), "\n")
 	return strings.TrimSpace(lines[len(lines)-1])
 }
+
+// MachineCPU is the machine's CPU time since boot, from /proc/stat's first
+// line, in clock ticks.
+type MachineCPU struct {
+	Busy, Idle int64 // busy: user, nice, system, irq, softirq, steal; idle: idle, iowait
+}
+
+// ReadMachineCPU reads /proc/stat (Linux only).
+func ReadMachineCPU() (MachineCPU, error) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return MachineCPU{}, fmt.Errorf("machine CPU: %w", err)
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line)
+	if len(f) < 8 || f[0] != "cpu" {
+		return MachineCPU{}, fmt.Errorf("machine CPU: unexpected /proc/stat line %q", line)
+	}
+	var v [9]int64
+	for i := 1; i < len(f) && i < 9; i++ {
+		v[i], _ = strconv.ParseInt(f[i], 10, 64)
+	}
+	// user nice system idle iowait irq softirq steal
+	return MachineCPU{Busy: v[1] + v[2] + v[3] + v[6] + v[7] + v[8], Idle: v[4] + v[5]}, nil
+}
+
+// BusyShare is the share of the machine's CPU time that was busy between
+// two readings, 0 when nothing elapsed.
+func (m MachineCPU) BusyShare(since MachineCPU) float64 {
+	busy, idle := m.Busy-since.Busy, m.Idle-since.Idle
+	if busy+idle <= 0 {
+		return 0
+	}
+	return float64(busy) / float64(busy+idle)
+}

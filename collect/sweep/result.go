@@ -154,6 +154,9 @@ type Step struct {
 	RSSBytes     int64 `json:"rss_bytes"`
 	PeakRSSBytes int64 `json:"peak_rss_bytes"`
 	Threads      int   `json:"threads,omitempty"`
+	// MachineBusy is the share of all the machine's CPUs that was busy
+	// during the step (/proc/stat), whoever used it; 0 when unknown.
+	MachineBusy float64 `json:"machine_busy,omitempty"`
 
 	// Agent is the in-target agent's figures at the end of the step.
 	Agent *AgentFigures `json:"agent,omitempty"`

@@ -24,11 +24,13 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"net"
 	"os"
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -556,6 +558,7 @@ func (r *runner) step(ctx context.Context, g group, i int, k StepKey, p *Process
 	if agent != nil {
 		figBefore, _ = agent.Figures(ctx)
 	}
+	machine0, machineErr := ReadMachineCPU()
 	r.emit(Event{Kind: EventPhase, GOMAXPROCS: k.GOMAXPROCS, Iteration: k.Iteration, Rate: k.Rate, Index: g.first + i + 1, Duration: r.plan.Duration()})
 	start := time.Now().UTC()
 	m, err := r.cfg.Loader.Offer(ctx, Offer{URL: r.plan.URL, Rate: k.Rate, Duration: r.plan.Duration(), Progress: r.ticker(g, k.Rate)})
@@ -572,6 +575,9 @@ func (r *runner) step(ctx context.Context, g group, i int, k StepKey, p *Process
 		P50MS:          ms(m.P50), P99MS: ms(m.P99), MaxMS: ms(m.Max), ServiceP50MS: ms(m.ServiceP50),
 		GeneratorVerdict: m.GeneratorVerdict, GeneratorBound: m.GeneratorBound, GeneratorNote: m.GeneratorNote,
 		Verdicts: m.Verdicts, GeneratorCPUCores: m.GeneratorCPUCores,
+	}
+	if machine1, err := ReadMachineCPU(); err == nil && machineErr == nil {
+		st.MachineBusy = machine1.BusyShare(machine0)
 	}
 	if p != nil {
 		st.TargetPID = p.PID()
@@ -658,8 +664,25 @@ func DescribeMachine() Machine {
 }
 
 // FreeLoopbackAddr returns a 127.0.0.1 address with a port that was free a
-// moment ago, for a target that needs its address on the command line.
+// moment ago, for a target that needs its address on the command line. The
+// port is chosen below the kernel's ephemeral range
+// (/proc/sys/net/ipv4/ip_local_port_range), so that the client side of some
+// other connection on a busy machine cannot take it between this check and
+// the target's bind; when that range is unknown, any free port is used.
 func FreeLoopbackAddr() (string, error) {
+	low := ephemeralLow()
+	for try := 0; low > 10000 && try < 50; try++ {
+		port := 10000 + rand.IntN(low-10000)
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err != nil {
+			continue
+		}
+		addr := l.Addr().String()
+		if err := l.Close(); err != nil {
+			return "", fmt.Errorf("finding a free port: %w", err)
+		}
+		return addr, nil
+	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", fmt.Errorf("finding a free port: %w", err)
@@ -669,4 +692,22 @@ func FreeLoopbackAddr() (string, error) {
 		return "", fmt.Errorf("finding a free port: %w", err)
 	}
 	return addr, nil
+}
+
+// ephemeralLow is the first port of the kernel's ephemeral range, 0 when
+// unknown.
+func ephemeralLow() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 1 {
+		return 0
+	}
+	n, err := strconv.Atoi(f[0])
+	if err != nil {
+		return 0
+	}
+	return n
 }

@@ -61,7 +61,10 @@ func serveTestTarget(addr string) {
 	}
 	defer a.Close()
 	a.Mount(mux, "/debug/schedscope/")
-	_ = http.ListenAndServe(addr, mux)
+	if err := http.ListenAndServe(addr, mux); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 }
 
 // testTarget returns argv and URL base for a target on a free port.
@@ -138,8 +141,8 @@ func TestWaitReadyFailures(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer p.Stop()
-		err = WaitReady(context.Background(), p, base+"/ok", 500*time.Millisecond)
-		if err == nil || !strings.Contains(err.Error(), "did not answer 2xx within 500ms") || !strings.Contains(err.Error(), "connection refused") {
+		err = WaitReady(context.Background(), p, base+"/ok", 2*time.Second)
+		if err == nil || !strings.Contains(err.Error(), "did not answer 2xx within 2s") || !strings.Contains(err.Error(), "connection refused") {
 			t.Errorf("err = %v, want a deadline error", err)
 		}
 	})
@@ -375,6 +378,21 @@ func TestPinList(t *testing.T) {
 		if got != tt.want || ok != tt.ok {
 			t.Errorf("PinList(%v, %d) = %q, %v; want %q, %v", tt.allowed, tt.n, got, ok, tt.want, tt.ok)
 		}
+	}
+}
+
+func TestFreeLoopbackAddrAvoidsEphemeralPorts(t *testing.T) {
+	low := ephemeralLow()
+	if low <= 10000 {
+		t.Skipf("ephemeral range starts at %d: nothing to avoid", low)
+	}
+	addr, err := FreeLoopbackAddr()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, port, _ := strings.Cut(addr, ":")
+	if n, _ := strconv.Atoi(port); n < 10000 || n >= low {
+		t.Errorf("port %d: want one in [10000, %d), below the ephemeral range", n, low)
 	}
 }
 
