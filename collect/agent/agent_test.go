@@ -83,12 +83,14 @@ func TestMetricsSnapshot(t *testing.T) {
 	if snap.Values["/sched/goroutines:goroutines"] < 1 {
 		t.Errorf("goroutines = %v", snap.Values["/sched/goroutines:goroutines"])
 	}
-	// Go 1.26 metrics: present when the running runtime describes them.
-	if strings.HasPrefix(runtime.Version(), "go1.26") {
-		for _, name := range []string{"/sched/goroutines/waiting:goroutines", "/sched/threads/total:threads"} {
-			if _, ok := snap.Values[name]; !ok {
-				t.Errorf("go1.26 snapshot lacks %s", name)
-			}
+	// Go 1.26 metrics: present on 1.26, absent (not zero) on 1.25.
+	for _, name := range []string{"/sched/goroutines/waiting:goroutines", "/sched/threads/total:threads"} {
+		_, ok := snap.Values[name]
+		switch {
+		case strings.HasPrefix(runtime.Version(), "go1.26") && !ok:
+			t.Errorf("go1.26 snapshot lacks %s", name)
+		case strings.HasPrefix(runtime.Version(), "go1.25") && ok:
+			t.Errorf("go1.25 snapshot has %s, a Go 1.26 metric", name)
 		}
 	}
 	if _, ok := snap.Histograms["/sched/latencies:seconds"]; !ok {
