@@ -36,9 +36,10 @@ type Options struct {
 	Sleep time.Duration
 	// MinLockedWakeups is how many starts after a wake-up, all on one
 	// thread that ran nothing else, make a goroutine count as locked to
-	// its thread. Zero means 2; 1 flags every goroutine that happened to
-	// resume once on the thread it blocked on (see the pitfall in
-	// docs/readme-analyze.md).
+	// its thread without other evidence. Zero means 2; 1 flags every
+	// goroutine that happened to resume once on the thread it blocked on
+	// (see the pitfall in docs/readme-analyze.md). A single wake-up is
+	// enough when the trace shows the P hand-off into the locked thread.
 	MinLockedWakeups int
 	// TimelineStep is the Report.Timeline resolution before it coarsens
 	// (it doubles whenever the timeline would exceed 2048 points). Zero
@@ -158,6 +159,7 @@ func (a *analyzer) Event(ev *trace.Event) {
 			}
 		case trace.ResourceProc:
 			a.procs.procTransition(t, &st)
+			a.gor.procTransition(ev, &st)
 		}
 	case trace.EventLog:
 		a.gor.log(ev)

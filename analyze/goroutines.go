@@ -108,6 +108,7 @@ type gState struct {
 	lockThread trace.ThreadID
 	lockRun    int32 // starts after a wake-up on lockThread, with no other goroutine there since
 	annLocked  bool  // between LockLogCategory "lock" and "unlock"
+	handedOff  bool  // a wake-up came through a P hand-off from its waker
 	handoffN   int64
 	handoffMax int64
 	handoff1   int64 // first hand-off, before a histogram exists
@@ -149,6 +150,16 @@ type blockSite struct {
 type threadState struct {
 	lastG    trace.GoID // the goroutine that last started on the thread
 	lastSlot int32      // its goIndex slot (check the id: slots are reused)
+	// The last P this thread started, and the thread that had stopped it.
+	pStartT     trace.Time
+	pPrevStopTh trace.ThreadID
+	pPrevStopT  trace.Time
+}
+
+// pState is who stopped a P last.
+type pState struct {
+	stopTh trace.ThreadID
+	stopT  trace.Time
 }
 
 // goAcc follows every goroutine through its states: scheduling latency,
@@ -183,6 +194,7 @@ type goAcc struct {
 
 	threadIdx map[trace.ThreadID]int32
 	threads   []threadState
+	ps        []pState // by ProcID
 	lastTh    trace.ThreadID
 	lastTi    int32
 
@@ -448,6 +460,12 @@ func (a *goAcc) started(i int32, g *gState, ev *trace.Event, t trace.Time) {
 	}
 	exclusive := ts.lastG == g.id
 	ts.lastG, ts.lastSlot = g.id, i
+	// The thread that woke it stopped a P after the wake-up, and this
+	// thread, where it had blocked and which ran nothing else since,
+	// started that P: the waker handed its P over (startlockedm).
+	handedOff := exclusive && g.blockThread == th && g.wakeThread != th && g.wakeThread != trace.NoThread &&
+		ts.pStartT >= g.since && ts.pPrevStopT >= g.since && ts.pPrevStopTh == g.wakeThread &&
+		!a.wakerGaveUpItsP(g)
 
 	switch {
 	case g.annLocked:
@@ -471,6 +489,7 @@ func (a *goAcc) started(i int32, g *gState, ev *trace.Event, t trace.Time) {
 			g.lockThread = th
 			g.lockRun = 1
 		}
+		g.handedOff = g.handedOff || handedOff
 		a.noteHandoff(i, g, lat)
 		if g.cause != causeUnknown && int64(t-g.blockAt) >= int64(a.opts.PinThreshold) && g.blockAt != 0 {
 			a.lockedP[i] = append(a.lockedP[i], a.lockedSpan(g, t, false))
@@ -478,6 +497,48 @@ func (a *goAcc) started(i int32, g *gState, ev *trace.Event, t trace.Time) {
 	case th != g.lockThread:
 		a.resetLock(i, g)
 	}
+}
+
+// procTransition notes which thread stopped each P and which started it.
+// A locked goroutine is run by the thread that picked it handing its P to
+// the locked thread (runtime.startlockedm): the P stops on one thread and
+// starts on the locked one right before the goroutine runs there.
+func (a *goAcc) procTransition(ev *trace.Event, st *trace.StateTransition) {
+	id := st.Resource.Proc()
+	if id < 0 || id >= maxProcs {
+		return
+	}
+	for int(id) >= len(a.ps) {
+		a.ps = append(a.ps, pState{stopTh: trace.NoThread})
+	}
+	from, to := st.Proc()
+	p := &a.ps[id]
+	switch {
+	case from == trace.ProcRunning && to != trace.ProcRunning:
+		p.stopTh, p.stopT = ev.Thread(), ev.Time()
+	case from != trace.ProcRunning && to == trace.ProcRunning && ev.Thread() != trace.NoThread:
+		ts := a.thread(ev.Thread())
+		ts.pStartT, ts.pPrevStopTh, ts.pPrevStopT = ev.Time(), p.stopTh, p.stopT
+	}
+}
+
+// wakerGaveUpItsP reports whether the thread that woke g stopped its P for
+// a reason of its own: its goroutine is locked to it and blocked (the
+// thread sleeps with it), or entered a syscall after waking g. Then another
+// thread taking the P and running g is no hand-off into a locked thread.
+func (a *goAcc) wakerGaveUpItsP(g *gState) bool {
+	wi, ok := a.threadIdx[g.wakeThread]
+	if !ok {
+		return false
+	}
+	w := a.threads[wi]
+	j := w.lastSlot
+	if w.lastG == trace.NoGoroutine || w.lastG == g.id || int(j) >= len(a.idx.ids) || a.idx.ids[j] != w.lastG || int(j) >= len(a.gs) {
+		return false
+	}
+	o := &a.gs[j]
+	lockedToW := o.lockThread == g.wakeThread && (o.lockRun >= 1 || o.annLocked)
+	return (lockedToW && o.state == trace.GoWaiting) || (o.state == trace.GoSyscall && o.sysAt >= g.since)
 }
 
 // thread returns th's state.
@@ -518,6 +579,7 @@ func (a *goAcc) resetLock(i int32, g *gState) {
 		a.commitLock(i, g)
 	}
 	g.lockRun = 0
+	g.handedOff = false
 	g.lockThread = trace.NoThread
 	g.handoffN, g.handoffMax, g.handoff1 = 0, 0, 0
 	delete(a.handoff, i)
@@ -527,7 +589,7 @@ func (a *goAcc) resetLock(i int32, g *gState) {
 // qualifies reports whether g's current candidate period shows it locked to
 // its thread: enough wake-ups resumed there, the thread running nothing else.
 func (a *goAcc) qualifies(g *gState) bool {
-	return g.lockRun >= int32(a.opts.MinLockedWakeups) || (g.annLocked && g.lockThread != trace.NoThread)
+	return g.lockRun >= int32(a.opts.MinLockedWakeups) || (g.lockRun >= 1 && g.handedOff) || (g.annLocked && g.lockThread != trace.NoThread)
 }
 
 // lockedAcc accumulates one goroutine's locked periods (a goroutine may
@@ -538,6 +600,18 @@ type lockedAcc struct {
 	h  hist
 }
 
+func evidenceRank(e string) int {
+	switch e {
+	case "annotation":
+		return 3
+	case "wake-ups":
+		return 2
+	case "hand-off":
+		return 1
+	}
+	return 0
+}
+
 // commitLock records g's current period as locked and reports its spans.
 func (a *goAcc) commitLock(i int32, g *gState) {
 	la := a.lockedBy[i]
@@ -546,6 +620,16 @@ func (a *goAcc) commitLock(i int32, g *gState) {
 		a.lockedBy[i] = la
 	}
 	la.lg.Annotated = la.lg.Annotated || g.annLocked
+	ev := "hand-off"
+	switch {
+	case g.annLocked:
+		ev = "annotation"
+	case g.lockRun >= int32(a.opts.MinLockedWakeups):
+		ev = "wake-ups"
+	}
+	if evidenceRank(ev) > evidenceRank(la.lg.Evidence) {
+		la.lg.Evidence = ev
+	}
 	la.lg.Wakeups += int64(g.lockRun)
 	la.lg.HandoffMaxNs = max(la.lg.HandoffMaxNs, g.handoffMax)
 	if h := a.handoff[i]; h != nil {

@@ -194,6 +194,11 @@ type LockedGoroutine struct {
 	// Annotated is set when the program said so (LockLogCategory) rather
 	// than schedscope inferring it.
 	Annotated bool `json:"annotated"`
+	// Evidence is the strongest reason it counts as locked: "annotation",
+	// "wake-ups" (at least MinLockedWakeups resumed on its thread) or
+	// "hand-off" (a wake-up where the waking thread handed its P to this
+	// goroutine's idle thread).
+	Evidence string `json:"evidence"`
 }
 
 // PinnedEvent is one span where a goroutine held an OS thread without

@@ -43,7 +43,7 @@ func TestScenarioLocked(t *testing.T) {
 	byFunc := map[string]int{}
 	for _, l := range r.Pinned.LockedGoroutines {
 		byFunc[l.StartFunc]++
-		if (l.Wakeups < 2 && !l.Annotated) || l.HandoffMaxNs <= 0 || l.HandoffMaxNs < l.HandoffP50Ns {
+		if (l.Wakeups < 2 && l.Evidence == "wake-ups") || l.HandoffMaxNs <= 0 || l.HandoffMaxNs < l.HandoffP50Ns {
 			t.Errorf("locked goroutine %+v: want >= 2 wake-ups and a hand-off max >= p50 > 0", l)
 		}
 	}
@@ -56,13 +56,24 @@ func TestScenarioLocked(t *testing.T) {
 	}
 	// Negative controls: the same work unlocked, and a locked goroutine
 	// that never blocks long.
-	// Annotated locks are reported even with a single wait; the same code
-	// without the annotation is not (one wait cannot be told apart).
-	if byFunc["main.lockedOnce"] != 2 || len(pinnedBy(r, "locked", "main.lockedOnce")) != 2 || byFunc["main.lockedOnceBare"] != 0 {
-		t.Errorf("locked goroutines by start function %v, locked spans at main.lockedOnce %d: want 2 and 2, main.lockedOnceBare absent",
-			byFunc, len(pinnedBy(r, "locked", "main.lockedOnce")))
+	// A single wait: found through the annotation, and without it through
+	// the P hand-off into the locked thread.
+	evidence := map[string]string{}
+	for _, l := range r.Pinned.LockedGoroutines {
+		evidence[l.StartFunc] = l.Evidence
 	}
-	if byFunc["main.unlockedWorker"] != 0 || len(r.Pinned.LockedGoroutines) != 6 {
+	if byFunc["main.lockedOnce"] != 2 || len(pinnedBy(r, "locked", "main.lockedOnce")) != 2 || evidence["main.lockedOnce"] != "annotation" {
+		t.Errorf("main.lockedOnce: %d goroutines, %d locked spans, evidence %q: want 2, 2, annotation",
+			byFunc["main.lockedOnce"], len(pinnedBy(r, "locked", "main.lockedOnce")), evidence["main.lockedOnce"])
+	}
+	if byFunc["main.lockedOnceBare"] != 1 || len(pinnedBy(r, "locked", "main.lockedOnceBare")) != 1 || evidence["main.lockedOnceBare"] != "hand-off" {
+		t.Errorf("main.lockedOnceBare: %d goroutines, %d locked spans, evidence %q: want 1, 1, hand-off",
+			byFunc["main.lockedOnceBare"], len(pinnedBy(r, "locked", "main.lockedOnceBare")), evidence["main.lockedOnceBare"])
+	}
+	if evidence["main.lockedWorker"] != "wake-ups" {
+		t.Errorf("main.lockedWorker evidence %q, want wake-ups", evidence["main.lockedWorker"])
+	}
+	if byFunc["main.unlockedWorker"] != 0 || len(r.Pinned.LockedGoroutines) != 7 {
 		t.Errorf("locked goroutines %+v: main.unlockedWorker must not be there", r.Pinned.LockedGoroutines)
 	}
 	if g := groupNamed(r, "main.unlockedWorker"); g.Goroutines != 4 || g.Count < 20 {
@@ -72,7 +83,7 @@ func TestScenarioLocked(t *testing.T) {
 		t.Errorf("%d locked spans from main.lockedShort, which only blocks ~1 ms", n)
 	}
 	for _, e := range r.Pinned.Events {
-		if e.Kind != "locked" || e.DurationNs < r.PinThreshNs || e.Func == "main.lockedOnceBare" {
+		if e.Kind != "locked" || e.DurationNs < r.PinThreshNs {
 			t.Errorf("unexpected pinned event %+v", e)
 		}
 	}

@@ -400,3 +400,60 @@ func TestProcsGOMAXPROCSAndGC(t *testing.T) {
 		t.Errorf("threads seen %d, want 2", r.Threads.Seen)
 	}
 }
+
+// handoffScenario: goroutine 3 blocks on thread 1 (P0), is woken on thread
+// 2 (P1); then stopper stops P1 and thread 1 starts P1 and runs goroutine
+// 3. With stopper == the waker (2) that is runtime.startlockedm's hand-off.
+func handoffScenario(t *testing.T, stopper trace.ThreadID, wakerLockedAndBlocked bool) *Report {
+	s := &synth{t: t}
+	ms := trace.Time(time.Millisecond)
+	s.sync(1)
+	s.proc(2, 1, 0, trace.ProcIdle, trace.ProcRunning)
+	s.proc(2, 2, 1, trace.ProcIdle, trace.ProcRunning)
+	s.g(3, 1, 3, nx, rbl, "", stk("main.handler"))
+	s.g(4, 1, 3, rbl, run, "", trace.NoStack)
+	s.g(5, 2, 8, nx, rbl, "", stk("main.waker"))
+	s.g(6, 2, 8, rbl, run, "", trace.NoStack)
+	s.g(10, 1, 3, run, wt, "select", stk("runtime.selectgo", "main.lockedWait", "main.handler"))
+	s.proc(11, 1, 0, trace.ProcRunning, trace.ProcIdle)
+	s.g(10+30*ms, 2, 3, wt, rbl, "", trace.NoStack)
+	if wakerLockedAndBlocked {
+		// Goroutine 8 was seen locked to thread 2 (annotated) and blocks:
+		// thread 2 gives up its P because of its own lock.
+		s.log(5+30*ms, 2, 8, LockLogCategory, "lock")
+		s.g(11+30*ms, 2, 8, run, wt, "chan receive", stk("runtime.chanrecv1", "main.waker"))
+	}
+	s.proc(12+30*ms, stopper, 1, trace.ProcRunning, trace.ProcIdle)
+	s.proc(13+30*ms, 1, 1, trace.ProcIdle, trace.ProcRunning)
+	s.g(14+30*ms, 1, 3, rbl, run, "", trace.NoStack)
+	s.sync(20 + 30*ms)
+	return s.report(Options{})
+}
+
+func TestLockedByHandoff(t *testing.T) {
+	r := handoffScenario(t, 2, false)
+	var got []LockedGoroutine
+	for _, l := range r.Pinned.LockedGoroutines {
+		if l.GoID == 3 {
+			got = append(got, l)
+		}
+	}
+	if len(got) != 1 || got[0].Evidence != "hand-off" || got[0].Wakeups != 1 || got[0].Thread != 1 {
+		t.Fatalf("locked %+v, want goroutine 3 by hand-off", r.Pinned.LockedGoroutines)
+	}
+	if len(r.Pinned.Events) != 1 || r.Pinned.Events[0].Func != "main.lockedWait" {
+		t.Errorf("events %+v, want the 30 ms locked wait", r.Pinned.Events)
+	}
+	// Negative controls: the P came from a thread that did not wake it, or
+	// the waker stopped its P because its own goroutine is locked there.
+	for name, r := range map[string]*Report{
+		"stopped by a third thread":      handoffScenario(t, 3, false),
+		"waker locked to its own thread": handoffScenario(t, 2, true),
+	} {
+		for _, l := range r.Pinned.LockedGoroutines {
+			if l.GoID == 3 {
+				t.Errorf("%s: goroutine 3 reported locked: %+v", name, l)
+			}
+		}
+	}
+}

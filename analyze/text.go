@@ -133,18 +133,14 @@ func WriteText(w io.Writer, r *Report, top int) error {
 	}
 
 	p("\nPinned OS threads (spans of at least %s without running Go code)\n", fmtNs(r.PinThreshNs))
-	p("  %d goroutines locked to a thread (inferred from their wake-ups, runtime.LockOSThread leaves no event; * = annotated)\n", len(r.Pinned.LockedGoroutines))
+	p("  %d goroutines locked to a thread (runtime.LockOSThread leaves no event: inferred, see evidence)\n", len(r.Pinned.LockedGoroutines))
 	if len(r.Pinned.LockedGoroutines) > 0 {
-		rows = []string{"  goid\tstart function\tthread\twake-ups\thand-off p50\tmax"}
+		rows = []string{"  goid\tstart function\tthread\twake-ups\tevidence\thand-off p50\tmax"}
 		for i, l := range r.Pinned.LockedGoroutines {
 			if i == top {
 				break
 			}
-			ann := ""
-			if l.Annotated {
-				ann = "*"
-			}
-			rows = append(rows, fmt.Sprintf("  %d%s\t%s\t%d\t%d\t%s\t%s", l.GoID, ann, l.StartFunc, l.Thread, l.Wakeups, fmtNs(l.HandoffP50Ns), fmtNs(l.HandoffMaxNs)))
+			rows = append(rows, fmt.Sprintf("  %d\t%s\t%d\t%d\t%s\t%s\t%s", l.GoID, l.StartFunc, l.Thread, l.Wakeups, l.Evidence, fmtNs(l.HandoffP50Ns), fmtNs(l.HandoffMaxNs)))
 		}
 		table(rows...)
 	}

@@ -89,8 +89,8 @@ func hogs(n int, stop chan struct{}, wg *sync.WaitGroup) {
 // them) does the same as lockedWorker without LockOSThread: never locked.
 // main.lockedOnce (2) locks, writes the schedscope.lockosthread annotation,
 // waits once ~30 ms and unlocks: locked (annotated), one locked span each.
-// main.lockedOnceBare does the same without the annotation: one wait is
-// not enough to infer the lock, so it is not reported.
+// main.lockedOnceBare does the same without the annotation: one wait, so
+// only the P hand-off into its thread shows the lock (evidence "hand-off").
 // One CPU hog keeps a P busy so threads are shared.
 func locked() {
 	stop := make(chan struct{})
