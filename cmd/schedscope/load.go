@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 
@@ -27,6 +28,7 @@ type loadFlags struct {
 	jsonOut  string
 	hdrLog   string
 	progress string
+	procs    int
 }
 
 // headerList collects repeated -H flags.
@@ -63,6 +65,7 @@ func newLoadFlagSet(out io.Writer) (*flag.FlagSet, *loadFlags) {
 	fs.StringVar(&f.hdrLog, "hdr-log", "", "write an HdrHistogram interval log (ns) to FILE")
 	fs.StringVar(&f.client, "client", string(load.Lean), "HTTP client: lean (default) or net/http")
 	fs.StringVar(&f.progress, "progress", "auto", "live one-line progress on stderr: auto (when a terminal), on, off")
+	fs.IntVar(&f.procs, "procs", 0, "GOMAXPROCS of the generator; 0: 1 on a machine of at most 4 CPUs, where it shares the CPUs with the target (cheaper per request, see bench/README.md), else Go's default; the GOMAXPROCS variable, when set, wins over 0")
 	return fs, f
 }
 
@@ -135,6 +138,9 @@ func parseLoadArgs(fs *flag.FlagSet, f *loadFlags, args []string) (load.Config, 
 	default:
 		return cfg, usageErr("--progress %q: want auto, on or off", f.progress)
 	}
+	if f.procs < 0 {
+		return cfg, usageErr("--procs %d: must be >= 0", f.procs)
+	}
 	if err := cfg.Validate(); err != nil {
 		return cfg, usageErr("%v", err)
 	}
@@ -164,12 +170,30 @@ func runLoad(ctx context.Context, s *stdio, args []string) error {
 		cfg.Progress = status.show
 	}
 
+	if procs := generatorProcs(f.procs); procs > 0 {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+	}
 	res, err := load.Run(ctx, cfg)
 	status.clear()
 	if err != nil {
 		return err
 	}
 	return finishLoad(s, res, f.jsonOut, hl, f.hdrLog)
+}
+
+// generatorProcs is the GOMAXPROCS to run the generator with, 0 for no
+// change: flag when set; else 1 on a small machine (at most 4 CPUs) unless
+// the GOMAXPROCS environment variable says otherwise.
+func generatorProcs(flag int) int {
+	switch {
+	case flag > 0:
+		return flag
+	case os.Getenv("GOMAXPROCS") != "":
+		return 0
+	case runtime.NumCPU() <= 4:
+		return 1
+	}
+	return 0
 }
 
 // finishLoad prints the table and writes the JSON and the HDR log; an
