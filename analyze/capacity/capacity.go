@@ -227,7 +227,7 @@ func classifyLimit(l *Level) {
 			100*l.CPUFraction, l.BusyPs, l.GOMAXPROCS, share(l.MachineBusy))
 	case l.LittlePrediction > 0 && math.Abs(l.Ceiling/l.LittlePrediction-1) <= littleTolerance:
 		l.Limit = LimitConcurrency
-		l.LimitReason = fmt.Sprintf("only %.2f of %d Ps were busy and the ceiling is %.0f %% of the concurrency limit / low-load latency (Little's law): the concurrency limit (pool) is the limit",
+		l.LimitReason = fmt.Sprintf("only %.2f of %d Ps were busy and the ceiling is %.0f %% of the concurrency limit / low-load service time (Little's law): the concurrency limit (pool) is the limit",
 			l.BusyPs, l.GOMAXPROCS, 100*l.Ceiling/l.LittlePrediction)
 	default:
 		l.Limit = LimitElsewhere

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"image/color"
+	"math"
 	"os"
 
 	"gonum.org/v1/plot"
@@ -79,9 +80,7 @@ func p99Plot(levels []labeledLevel) *plot.Plot {
 	p := plot.New()
 	p.Title.Text = "p99 latency vs offered rate"
 	p.X.Label.Text = "offered (req/s)"
-	p.Y.Label.Text = "p99 (ms, log scale)"
-	p.Y.Scale = plot.LogScale{}
-	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.Y.Label.Text = "p99 (ms)"
 	var lines []series
 	for _, ll := range levels {
 		l := ll.level
@@ -96,6 +95,23 @@ func p99Plot(levels []labeledLevel) *plot.Plot {
 		lines = append(lines, s)
 	}
 	addLines(p, lines)
+	// A log scale only when p99 spans more than 20x (it shows only powers
+	// of ten); latency rises to the top right, so the legend goes bottom right.
+	lo, hi := math.Inf(1), 0.0
+	for _, s := range lines {
+		for _, xy := range s.xy {
+			lo, hi = math.Min(lo, xy.Y), math.Max(hi, xy.Y)
+		}
+	}
+	if hi > 20*lo {
+		p.Y.Scale = plot.LogScale{}
+		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+		p.Y.Label.Text = "p99 (ms, log scale)"
+	} else {
+		p.Y.Min = 0
+	}
+	p.Legend.Top, p.Legend.Left = false, false
+	p.Legend.XOffs, p.Legend.YOffs = -vg.Points(6), vg.Points(6)
 	p.X.Min = 0
 	return p
 }

@@ -78,7 +78,7 @@ func TestWriteSweep(t *testing.T) {
 		"**Recommended GOMAXPROCS: 1.**",
 		"**Scaling: blocking-bound.**",
 		"Little's law predicts 8 in service / 50.5 ms = 158 req/s; measured ceiling 158 2xx/s, 100 % of the prediction",
-		"GOMAXPROCS 1: **concurrency**: only 0.01 of 1 Ps were busy and the ceiling is 100 % of the concurrency limit / low-load latency (Little's law): the concurrency limit (pool) is the limit",
+		"GOMAXPROCS 1: **concurrency**: only 0.01 of 1 Ps were busy and the ceiling is 100 % of the concurrency limit / low-load service time (Little's law): the concurrency limit (pool) is the limit",
 		"| 1 | 100 | 99 | 100.0 % | 50.5 | 52.0 | 0 | 0 | 80 µs | 12.0 | **knee** |",
 		"| 2 | 400 | 158 | 59.2 % | 900 | 2100 | 0 | 0 | 80 µs | 12.0 | over |",
 		"2 of 8 steps carried the load generator's generator-bound verdict",
