@@ -319,7 +319,7 @@ func FrameFromLive(cfg Config, model fixtures.Model, step int, offset time.Durat
 		f.Verdicts = append(f.Verdicts, tui.Verdict{Kind: tui.VerdictGenerator, Title: "the generator is the limit",
 			Detail: fmt.Sprintf("%d requests not sent this phase: every in-flight slot was busy", p.NotSent)})
 	}
-	if running && model != fixtures.ModelPool && p.OfferedRate > ceil && served > 1.05*ceil && p.IntervalP50 < 2*cfg.Sleep {
+	if running && model != fixtures.ModelPool && p.OfferedRate > ceil && served > 1.05*ceil && p.IntervalP50 > 0 && p.IntervalP50 < 2*cfg.Sleep {
 		f.Verdicts = append(f.Verdicts, tui.Verdict{Kind: tui.VerdictOK, Title: "passes the pool's ceiling",
 			Detail: fmt.Sprintf("%s answered per second > %s req/s, the pool model's Little's-law limit; p50 %s", fmtRate(served), fmtRate(ceil), fmtDur(p.IntervalP50))})
 	}
@@ -369,7 +369,7 @@ func Compare(cfg Config, out *Outcome) tui.Summary {
 			Detail: fmt.Sprintf("offered %s req/s, served %s, p99 %s", fmtRate(gor.OfferedRate), fmtRate(gor.OKPerS), fmtMS(gor.Latency.P99))})
 	}
 	s.Notes = []string{
-		fmt.Sprintf("Below a limit the concurrency model makes little difference. A pool of N workers serves at most N / latency (%d / %v = %s req/s here): above it, requests queue and latency grows for as long as the overload lasts, while a goroutine per request keeps up.",
+		fmt.Sprintf("Below a limit the concurrency model makes little difference. A pool of N workers serves at most N / latency (%d / %v = %s req/s here): above it, requests queue and latency grows for as long as the overload lasts. A goroutine per request has no such ceiling: only the machine limits it (on a busy machine, both models slow down).",
 			cfg.Workers, cfg.Sleep, fmtRate(ceil)),
 		"Latency is measured from each request's intended send time (open model), so the queue shows; a closed-model client would report users / latency instead. Open each run directory with `schedscope analyze --tui DIR` or `schedscope report DIR`.",
 	}
