@@ -523,13 +523,17 @@ func (m Dashboard) runtimeLines() []string {
 	}
 	v := m.st.value.Render
 	n := func(i int) string { return fmtCount(int64(i)) }
+	gcCycles := "" // unknown when 0: not every feed counts cycles
+	if rt.GCCycles > 0 {
+		gcCycles = m.st.dim.Render(fmt.Sprintf(" · %s cycles", fmtCount(int64(rt.GCCycles))))
+	}
 	return []string{
 		m.row("GOMAXPROCS", 10, v(n(rt.GOMAXPROCS))+m.st.label.Render("   threads ")+v(n(rt.Threads))),
 		m.row("goroutines", 10, v(n(rt.Goroutines))),
 		m.st.dim.Render(" running ") + n(rt.Running) + m.st.dim.Render(" · runnable ") + n(rt.Runnable),
 		m.st.dim.Render(" waiting ") + n(rt.Waiting) + m.st.dim.Render(" · syscall ") + n(rt.Syscall),
 		m.row("sched p99", 10, v(fmtDur(rt.SchedLatencyP99))+m.st.dim.Render(" (sampled 1/8)")),
-		m.row("GC p99", 10, v(fmtDur(rt.GCPauseP99))+m.st.dim.Render(fmt.Sprintf(" · %s cycles", fmtCount(int64(rt.GCCycles))))),
+		m.row("GC p99", 10, v(fmtDur(rt.GCPauseP99))+gcCycles),
 	}
 }
 

@@ -136,7 +136,7 @@ func TestTmux(t *testing.T) {
 // the terminal was restored.
 func tmuxDemo(t *testing.T, bin string) {
 	dir := t.TempDir()
-	s := startTmux(t, fmt.Sprintf("cd %s && %s demo --duration 2s --pause 300ms --warmup 500ms", dir, bin)+afterExit)
+	s := startTmux(t, fmt.Sprintf("cd %s && %s demo --duration 1s --pause 200ms --warmup 300ms", dir, bin)+afterExit)
 
 	pane := s.waitFor(30*time.Second, "pool model (200 workers)", "offered", "GOMAXPROCS", "workers", "latency from intended send time")
 	saveCapture(t, "dashboard-pool", pane)
@@ -181,7 +181,7 @@ func tmuxDemo(t *testing.T, bin string) {
 // is restored.
 func tmuxCtrlC(t *testing.T, bin string) {
 	dir := t.TempDir()
-	s := startTmux(t, fmt.Sprintf("cd %s && %s demo --duration 3s --pause 300ms --warmup 500ms", dir, bin)+afterExit)
+	s := startTmux(t, fmt.Sprintf("cd %s && %s demo --duration 2s --pause 200ms --warmup 300ms", dir, bin)+afterExit)
 	s.waitFor(30*time.Second, "pool model (200 workers)", "offered")
 	s.keys("C-c")
 	s.waitFor(30*time.Second, "stopped early", "press q to leave", "run directory:")
