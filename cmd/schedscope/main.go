@@ -125,10 +125,15 @@ func newFlags(name, synopsis string, out io.Writer) *flag.FlagSet {
 }
 
 // parseFlags parses args into fs, turning a bad flag into a usage error.
+// fs.Usage is printed only for -h, never for a bad flag.
 func parseFlags(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
+	help := fs.Usage
+	fs.Usage = func() {} // the flag package calls Usage on every parse error
+	err := fs.Parse(args)
+	fs.Usage = help
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fs.Usage()
+			help()
 			return flag.ErrHelp
 		}
 		return usageErr("%v", err)
