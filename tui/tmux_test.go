@@ -129,6 +129,37 @@ func TestTmux(t *testing.T) {
 	bin := buildSchedscope(t)
 	t.Run("demo", func(t *testing.T) { tmuxDemo(t, bin) })
 	t.Run("ctrl-c", func(t *testing.T) { tmuxCtrlC(t, bin) })
+	t.Run("analyze-tui", func(t *testing.T) { tmuxBrowser(t, bin) })
+}
+
+// tmuxBrowser runs `schedscope analyze --tui` on a locked-thread trace,
+// opens the pinned tab and a stack, searches, and quits.
+func tmuxBrowser(t *testing.T, bin string) {
+	help, _ := exec.Command(bin, "analyze", "-h").CombinedOutput()
+	if !strings.Contains(string(help), "-tui") {
+		t.Skip("schedscope analyze has no --tui flag yet (cmd/schedscope/analyze.go must call tui.RunBrowser)")
+	}
+	trace, err := filepath.Abs("../analyze/testdata/go1.26/locked.trace")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := startTmux(t, fmt.Sprintf("%s analyze --tui %s", bin, trace)+afterExit)
+	s.waitFor(30*time.Second, "schedscope analyze", "[1 sched latency]", "by start function")
+	s.keys("3")
+	s.waitFor(5*time.Second, "[3 pinned]", "events, longest first", "locked")
+	s.keys("Enter")
+	s.waitFor(5*time.Second, "stack (leaf first)", "main.locked")
+	s.keys("Enter")
+	s.keys("/")
+	s.keys("-l", "lockedOnce")
+	s.keys("Enter")
+	pane := s.waitFor(5*time.Second, "search: lockedOnce")
+	if hasRow(pane, "  locked", "main.lockedWorker") {
+		t.Errorf("search lockedOnce still lists lockedWorker rows:\n%s", pane)
+	}
+	s.keys("q")
+	pane = s.waitFor(20*time.Second, "EXIT=0", "STTY-END")
+	checkCooked(t, pane)
 }
 
 // tmuxDemo runs `schedscope demo`, uses the dashboard's keys mid-run, waits
