@@ -46,6 +46,7 @@ func Samples(steps []sweep.Step) []capacity.Sample {
 			ServiceP50: msDur(st.ServiceP50MS),
 			Errors:     st.Errors, NotSent: st.NotSent, Planned: st.Sent + st.NotSent,
 			CPUCores:       cores(st.TargetCPUS, st.DurationS),
+			MachineBusy:    st.MachineBusy,
 			CPUPerRequest:  time.Duration(st.CPUPerRequestUS * float64(time.Microsecond)),
 			RSSBytes:       st.RSSBytes,
 			GeneratorBound: st.GeneratorBound,
