@@ -178,16 +178,17 @@ const (
 	LimitNone LimitKind = "" // the ladder never saturated the level
 	// LimitPs: the target kept at least 80 % of its Ps busy at the ceiling.
 	LimitPs LimitKind = "ps"
-	// LimitConcurrency: the Ps were not busy, requests spend most of their
-	// time off-CPU, and the ceiling sits within 15 % of the known
-	// concurrency limit divided by the low-load latency (Little's law).
+	// LimitConcurrency: the Ps were not busy and the ceiling sits within
+	// 15 % of the known concurrency limit divided by the low-load service
+	// time (Little's law).
 	LimitConcurrency LimitKind = "concurrency"
-	// LimitCPUStarved: requests are mostly CPU, yet the target kept under
-	// 80 % of its Ps busy while the machine's CPUs were (at least 90 %) busy
-	// or not measured: other processes held the CPUs it could use.
+	// LimitCPUStarved: the target kept under 80 % of its Ps busy while
+	// the machine's CPUs were at least 90 % busy (or, for CPU-heavy
+	// requests, not measured): other processes held the CPUs it could use.
 	LimitCPUStarved LimitKind = "cpu-starved"
-	// LimitSerialized: requests are mostly CPU, the target kept under 80 %
-	// of its Ps busy, and the machine had idle CPUs: something in the target
+	// LimitSerialized: requests are CPU-heavy (30 % or more of their
+	// service time), the target kept under 80 % of its Ps busy, and the
+	// machine had idle CPUs: something in the target
 	// serializes the work (a lock, a single goroutine).
 	LimitSerialized LimitKind = "serialized"
 	// LimitElsewhere: the Ps were not busy and no known limit matches: a
@@ -199,7 +200,7 @@ const (
 const (
 	busyPsShare     = 0.8  // of GOMAXPROCS, for LimitPs
 	machineBusy     = 0.9  // share of the machine's CPUs, for LimitCPUStarved
-	cpuBoundShare   = 0.5  // CPU fraction above which requests are mostly CPU
+	cpuBoundShare   = 0.3  // CPU fraction above which requests are CPU-heavy
 	littleTolerance = 0.15 // ceiling vs Little's-law prediction
 )
 
@@ -210,6 +211,7 @@ func classifyLimit(l *Level) {
 		return
 	}
 	ps := float64(l.GOMAXPROCS)
+	machineSaturated := l.MachineBusy >= machineBusy
 	switch {
 	case l.BusyPs <= 0:
 		l.Limit = LimitElsewhere
@@ -217,18 +219,18 @@ func classifyLimit(l *Level) {
 	case l.BusyPs >= busyPsShare*ps:
 		l.Limit = LimitPs
 		l.LimitReason = fmt.Sprintf("the target kept %.2f of its %d Ps busy at the ceiling: the Ps are the limit", l.BusyPs, l.GOMAXPROCS)
-	case l.CPUFraction >= cpuBoundShare && l.MachineBusy > 0 && l.MachineBusy < machineBusy:
-		l.Limit = LimitSerialized
-		l.LimitReason = fmt.Sprintf("requests spend %.0f %% of their service time on CPU, yet the target kept only %.2f of its %d Ps busy while the machine's CPUs were %.0f %% busy: something in the target serializes the work (a lock, a single goroutine)",
-			100*l.CPUFraction, l.BusyPs, l.GOMAXPROCS, 100*l.MachineBusy)
-	case l.CPUFraction >= cpuBoundShare:
-		l.Limit = LimitCPUStarved
-		l.LimitReason = fmt.Sprintf("requests spend %.0f %% of their service time on CPU, yet the target kept only %.2f of its %d Ps busy while the machine's CPUs were %s busy: other processes held the CPUs it could use, so this ceiling understates it",
-			100*l.CPUFraction, l.BusyPs, l.GOMAXPROCS, share(l.MachineBusy))
 	case l.LittlePrediction > 0 && math.Abs(l.Ceiling/l.LittlePrediction-1) <= littleTolerance:
 		l.Limit = LimitConcurrency
 		l.LimitReason = fmt.Sprintf("only %.2f of %d Ps were busy and the ceiling is %.0f %% of the concurrency limit / low-load service time (Little's law): the concurrency limit (pool) is the limit",
 			l.BusyPs, l.GOMAXPROCS, 100*l.Ceiling/l.LittlePrediction)
+	case l.CPUFraction >= cpuBoundShare && l.MachineBusy > 0 && !machineSaturated:
+		l.Limit = LimitSerialized
+		l.LimitReason = fmt.Sprintf("requests spend %.0f %% of their service time on CPU, yet the target kept only %.2f of its %d Ps busy while the machine's CPUs were %.0f %% busy: something in the target serializes the work (a lock, a single goroutine)",
+			100*l.CPUFraction, l.BusyPs, l.GOMAXPROCS, 100*l.MachineBusy)
+	case l.CPUFraction >= cpuBoundShare || machineSaturated:
+		l.Limit = LimitCPUStarved
+		l.LimitReason = fmt.Sprintf("the target kept only %.2f of its %d Ps busy (requests spend %.0f %% of their service time on CPU) while the machine's CPUs were %s busy: other processes held the CPUs it could use, so this ceiling understates it",
+			l.BusyPs, l.GOMAXPROCS, 100*l.CPUFraction, share(l.MachineBusy))
 	default:
 		l.Limit = LimitElsewhere
 		l.LimitReason = fmt.Sprintf("only %.2f of %d Ps were busy and no known limit matches: look for a lock, a downstream or a pool (about %.1f requests were in service at the ceiling, by Little's law)",
@@ -498,8 +500,8 @@ func classify(levels []Level) Scaling {
 	for _, l := range []Level{a, b} {
 		if l.Limit == LimitCPUStarved {
 			s.Kind = ScalingUnknown
-			s.Reason = fmt.Sprintf("GOMAXPROCS %d was starved of CPU by other processes (%.2f of %d Ps busy on requests that are %.0f %% CPU), so the ceilings (%.2fx from %d to %d) say nothing about scaling: repeat on a quiet machine",
-				l.GOMAXPROCS, l.BusyPs, l.GOMAXPROCS, 100*l.CPUFraction, s.Ratio, a.GOMAXPROCS, b.GOMAXPROCS)
+			s.Reason = fmt.Sprintf("GOMAXPROCS %d was starved of CPU by other processes (%.2f of %d Ps busy, the machine's CPUs %s busy), so the ceilings (%.2fx from %d to %d) say nothing about scaling: repeat on a quiet machine",
+				l.GOMAXPROCS, l.BusyPs, l.GOMAXPROCS, share(l.MachineBusy), s.Ratio, a.GOMAXPROCS, b.GOMAXPROCS)
 			return s
 		}
 	}
@@ -597,7 +599,7 @@ func recommend(levels []Level, s Scaling, c Carriers, opt Options) Recommendatio
 		}
 	default:
 		r.Reason = fmt.Sprintf("the smallest value within %.0f %% of the best ceiling (%.0f of %.0f req/s); %s", 100*opt.PlateauTolerance, pick.Ceiling, best, s.Reason)
-		if starved(levels) && c.Needed > 0 {
+		if starved(levels) && c.Needed >= 0.5 {
 			// The requests are CPU-bound but the machine hid the scaling:
 			// size GOMAXPROCS from the CPU the top rate needs instead.
 			need := int(math.Ceil(c.Needed))
@@ -608,7 +610,7 @@ func recommend(levels []Level, s Scaling, c Carriers, opt Options) Recommendatio
 					break
 				}
 			}
-			r.Reason = fmt.Sprintf("the requests are mostly CPU and %.0f req/s needs about %.1f Ps (rate x CPU per request), so the smallest value tried with that many; the ceilings could not confirm it because the machine was busy", c.Rate, c.Needed)
+			r.Reason = fmt.Sprintf("%.0f req/s needs about %.1f Ps of CPU (rate x CPU per request), so the smallest value tried with that many; the ceilings could not confirm it because the machine was busy", c.Rate, c.Needed)
 			return r
 		}
 	}
@@ -653,7 +655,7 @@ func notes(levels []Level) []string {
 			out = append(out, fmt.Sprintf("GOMAXPROCS %d served every rate: its ceiling (%.0f req/s) is a lower bound", l.GOMAXPROCS, l.Ceiling))
 		}
 		if l.Limit == LimitCPUStarved {
-			out = append(out, fmt.Sprintf("GOMAXPROCS %d was starved of CPU by other processes (%.2f of %d Ps busy on CPU-heavy requests): its ceiling understates it, so repeat the sweep on a quiet machine before trusting the scaling", l.GOMAXPROCS, l.BusyPs, l.GOMAXPROCS))
+			out = append(out, fmt.Sprintf("GOMAXPROCS %d was starved of CPU by other processes (%.2f of %d Ps busy, the machine's CPUs %s busy): its ceiling understates it, so repeat the sweep on a quiet machine before trusting the scaling", l.GOMAXPROCS, l.BusyPs, l.GOMAXPROCS, share(l.MachineBusy)))
 		}
 		if l.Knee == 0 && l.Ceiling > 0 {
 			out = append(out, fmt.Sprintf("GOMAXPROCS %d did not serve its lowest usable rate: no knee", l.GOMAXPROCS))

@@ -303,7 +303,8 @@ func TestLimitKinds(t *testing.T) {
 		{"Ps busy", base(2, 5*ms, 6*ms, 1.9), 0, LimitPs},
 		{"CPU work on a busy machine", busyMachine(base(2, 5*ms, 6*ms, 0.9), 0.97), 0, LimitCPUStarved},
 		{"CPU work serialized by a lock", busyMachine(base(2, 5*ms, 6*ms, 0.9), 0.5), 0, LimitSerialized},
-		{"blocking, unknown limit", base(2, 600*time.Microsecond, 50*ms, 0.1), 0, LimitElsewhere},
+		{"blocking, unknown limit", busyMachine(base(2, 600*time.Microsecond, 50*ms, 0.1), 0.3), 0, LimitElsewhere},
+		{"blocking on a saturated machine", busyMachine(base(2, 600*time.Microsecond, 50*ms, 0.1), 1), 0, LimitCPUStarved},
 		{"not saturated", base(2, 5*ms, 6*ms, 1.9)[:1], 0, LimitNone},
 	}
 	for _, tt := range tests {
@@ -344,7 +345,7 @@ func TestStarvedMachineHidesScaling(t *testing.T) {
 		t.Errorf("scaling = %s (%s), want unknown because starved", a.Scaling.Kind, a.Scaling.Reason)
 	}
 	// 300 req/s x 6 ms = 1.8 Ps -> GOMAXPROCS 2
-	if r := a.Recommendation; r.GOMAXPROCS != 2 || !strings.Contains(r.Reason, "needs about 1.8 Ps") {
+	if r := a.Recommendation; r.GOMAXPROCS != 2 || !strings.Contains(r.Reason, "needs about 1.8 Ps of CPU") {
 		t.Errorf("recommendation %d (%s), want 2 from the CPU needed", r.GOMAXPROCS, r.Reason)
 	}
 }

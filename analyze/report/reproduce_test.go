@@ -198,9 +198,13 @@ func TestReproduceCPUScalesWithGOMAXPROCS(t *testing.T) {
 	// these 2 shared cores is common while engineers build and fuzz), the
 	// test says so and skips; the classification itself is covered by the
 	// table tests of analyze/capacity.
-	if one.BusyPs < 0.7 || two.BusyPs < 1.2 {
-		t.Skipf("the machine was too busy to measure CPU scaling: the target kept only %.2f and %.2f cores busy at GOMAXPROCS 1 and 2 (ceilings %.0f and %.0f req/s; load average %s)",
-			one.BusyPs, two.BusyPs, one.Ceiling, two.Ceiling, loadAverage())
+	if one.BusyPs < 0.7 || two.BusyPs < 1.2 || one.Limit == capacity.LimitCPUStarved || two.Limit == capacity.LimitCPUStarved {
+		// The sweep's own diagnosis must then say so.
+		if r.Analysis.Scaling.Kind == capacity.BlockingBound {
+			t.Errorf("a CPU-bound target starved of CPU was called blocking-bound: %s", r.Analysis.Scaling.Reason)
+		}
+		t.Skipf("the machine was too busy to measure CPU scaling: the target kept only %.2f and %.2f cores busy at GOMAXPROCS 1 and 2 (ceilings %.0f and %.0f req/s; limits %s and %s; machine CPUs %.0f %% busy; load average %s)",
+			one.BusyPs, two.BusyPs, one.Ceiling, two.Ceiling, one.Limit, two.Limit, 100*two.MachineBusy, loadAverage())
 	}
 	if ratio := two.Ceiling / one.Ceiling; ratio < 1.4 {
 		t.Errorf("ceiling went from %.0f to %.0f req/s (%.2fx) with GOMAXPROCS 1 -> 2 while the target had %.2f and %.2f cores; CPU work must scale (> 1.4x)",
