@@ -264,9 +264,10 @@ func writeJSON(path string, v any) error {
 	}
 	tmp := f.Name()
 	_, werr := f.Write(append(b, '\n'))
+	merr := f.Chmod(0o644) // CreateTemp makes it 0600
 	serr := f.Sync()
 	cerr := f.Close()
-	if err := errors.Join(werr, serr, cerr); err != nil {
+	if err := errors.Join(werr, merr, serr, cerr); err != nil {
 		_ = os.Remove(tmp)
 		return fmt.Errorf("%s: %w", path, err)
 	}
