@@ -85,6 +85,13 @@ func (st *runState) captureLoop(ctx context.Context) {
 			return
 		}
 		st.traceWindow(ctx, TraceFile, win, "window")
+		if len(st.fgprofPieces) == 0 {
+			// Too little time before the window (a short phase, a late
+			// start): take fgprof over half of what is left after it.
+			if !st.fgprofUntil(ctx, time.Now().Add(time.Until(phaseEnd)/2)) {
+				return
+			}
+		}
 	}
 	if st.r.cfg.SnapshotWhen != "" && !st.fgprofUntil(ctx, phaseStart.Add(p.Total/2)) {
 		return
@@ -130,9 +137,10 @@ func (st *runState) idle(ctx context.Context, t time.Time) bool {
 }
 
 // fgprofUntil takes fgprof pieces until t, the agent's capture slot
-// allowing; a snapshot trigger or a TraceNow request cuts the running piece
-// (its samples are lost), is served, and a new piece starts. It returns
-// false when the load ended or ctx is done.
+// allowing. A TraceNow request cuts the running piece (its samples are
+// lost), is served, and a new piece starts; a snapshot trigger is served
+// while the piece runs (a flight-recorder snapshot is not a capture). It
+// returns false when the load ended or ctx is done.
 func (st *runState) fgprofUntil(ctx context.Context, t time.Time) bool {
 	if st.client.source != SourceAgent {
 		return true
@@ -158,7 +166,16 @@ func (st *runState) fgprofUntil(ctx context.Context, t time.Time) bool {
 			st.fgprofPieces = append(st.fgprofPieces, buf.Bytes())
 			continue
 		case cond := <-st.snapshotTrigger:
-			interrupt = func() { st.snapshot(ctx, "condition "+cond+" held") }
+			// A flight-recorder snapshot is not a capture: take it while the
+			// piece runs, then wait for the piece.
+			st.snapshot(ctx, "condition "+cond+" held")
+			err := <-done
+			cancel()
+			st.setCapture("")
+			if err == nil {
+				st.fgprofPieces = append(st.fgprofPieces, buf.Bytes())
+			}
+			continue
 		case req := <-st.r.reqs:
 			interrupt = func() { st.serveTraceNow(ctx, req) }
 		case <-st.loadDone:
@@ -390,7 +407,7 @@ func (st *runState) writeProfiles(ctx context.Context, an *Analysis) {
 		st.rd.missing("fgprof profile", err)
 		return
 	}
-	w := "wall clock over the last steady phase, before the trace window (or its first half)"
+	w := "wall clock over part of the last steady phase, outside the trace window"
 	st.rd.recordFile(ProfileFile("fgprof"), "fgprof wall-clock profile, "+w+" (go tool pprof)")
 	an.Profiles = append(an.Profiles, summarize("fgprof", ProfileFile("fgprof"), w, merged, true))
 }

@@ -18,7 +18,7 @@
 //	GET  /metrics          runtime/metrics snapshot plus pool usage (JSON, see Snapshot)
 //	GET  /pools            pool usage only (JSON)
 //	GET  /trace?seconds=N  execution trace of the next N seconds            [token, capture]
-//	GET  /flightrecorder   flight-recorder snapshot of the last seconds     [token, capture]
+//	GET  /flightrecorder   flight-recorder snapshot of the last seconds     [token]
 //	GET  /profile/NAME     goroutine, block, mutex or threadcreate profile  [token]
 //	                       (pprof proto; ?debug=1|2 for the text forms)
 //	GET  /fgprof?seconds=N fgprof wall-clock profile (pprof proto)          [token, capture]
@@ -32,7 +32,9 @@
 // Safe by default: only loopback clients are served unless Options.AllowRemote
 // is set (403 otherwise); endpoints marked [token] need "Authorization: Bearer
 // TOKEN" when Options.Token is set (401 otherwise); endpoints marked [capture]
-// run one at a time across the whole agent (429 while another runs); every
+// run one at a time across the whole agent (429 while another runs; a
+// flight-recorder snapshot is instant and not a capture, but two at once get
+// 429 too, as the recorder writes one snapshot at a time); every
 // duration parameter is bounded by Options.MaxCapture (400 beyond it).
 //
 // The package needs only the standard library and github.com/felixge/fgprof,
@@ -113,6 +115,8 @@ type Agent struct {
 
 	// capture holds one token: a capture runs only while it holds it.
 	capture chan struct{}
+
+	snapshotting sync.Mutex // held while a flight-recorder snapshot is written
 
 	frMu  sync.Mutex
 	fr    *trace.FlightRecorder // nil when disabled or failed to start
@@ -211,7 +215,7 @@ func (a *Agent) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case path == "/trace":
 		a.guarded(w, r, true, a.serveTrace)
 	case path == "/flightrecorder":
-		a.guarded(w, r, true, a.serveFlightRecorder)
+		a.guarded(w, r, false, a.serveFlightRecorder)
 	case strings.HasPrefix(path, "/profile/"):
 		a.guarded(w, r, false, a.serveProfile)
 	case path == "/fgprof":

@@ -172,7 +172,7 @@ func TestOneCaptureAtATime(t *testing.T) {
 		}
 		time.Sleep(time.Millisecond)
 	}
-	for _, path := range []string{"/trace?seconds=0.1", "/flightrecorder", "/fgprof?seconds=0.1"} {
+	for _, path := range []string{"/trace?seconds=0.1", "/fgprof?seconds=0.1"} {
 		code, body := do(t, "GET", base+path, "")
 		if code != http.StatusTooManyRequests {
 			t.Errorf("second capture %s: %d %s, want 429", path, code, body)
@@ -181,10 +181,18 @@ func TestOneCaptureAtATime(t *testing.T) {
 	if code, body := do(t, "POST", base+"/sleepprobe?seconds=0.1", ""); code != http.StatusTooManyRequests {
 		t.Errorf("sleep probe during a capture: %d %s, want 429", code, body)
 	}
-	// Instant reads are not captures.
+	// Instant reads are not captures: a profile, a flight-recorder snapshot.
 	if code, _ := do(t, "GET", base+"/profile/goroutine", ""); code != 200 {
 		t.Errorf("goroutine profile during a capture: %d", code)
 	}
+	if code, body := do(t, "GET", base+"/flightrecorder", ""); code != 200 || !isTrace(body) {
+		t.Errorf("flight-recorder snapshot during a capture: %d", code)
+	}
+	a.snapshotting.Lock() // as if a snapshot were being written
+	if code, _ := do(t, "GET", base+"/flightrecorder", ""); code != http.StatusTooManyRequests {
+		t.Errorf("second concurrent snapshot: %d, want 429", code)
+	}
+	a.snapshotting.Unlock()
 	if code := <-done; code != 200 {
 		t.Errorf("first capture: %d", code)
 	}

@@ -57,6 +57,12 @@ func (a *Agent) serveFlightRecorder(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusServiceUnavailable, "schedscope agent: %v", frErr)
 		return
 	}
+	if !a.snapshotting.TryLock() {
+		w.Header().Set("Retry-After", "1")
+		httpError(w, http.StatusTooManyRequests, "schedscope agent: another flight-recorder snapshot is being written; one at a time")
+		return
+	}
+	defer a.snapshotting.Unlock()
 	var buf bytes.Buffer
 	if _, err := fr.WriteTo(&buf); err != nil {
 		httpError(w, http.StatusServiceUnavailable, "schedscope agent: flight recorder snapshot: %v", err)
