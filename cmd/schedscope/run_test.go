@@ -1,0 +1,49 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/schedscope/schedscope/collect"
+)
+
+func TestRunBadInput(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "--rate", "10"}, "no target URL"},
+		{[]string{"run", "--rate", "10", "--trace-at", "150%", "http://127.0.0.1:1/"}, "--trace-at"},
+		{[]string{"run", "--rate", "10", "--trace-at", "half", "http://127.0.0.1:1/"}, "--trace-at"},
+		{[]string{"run", "--rate", "10", "--trace-window", "2h", "http://127.0.0.1:1/"}, "trace window"},
+		{[]string{"run", "--rate", "10", "--pid", "1", "--cmd", "true", "http://127.0.0.1:1/"}, "not both"},
+		{[]string{"run", "--rate", "10", "--snapshot-when", "latency>5ms", "http://127.0.0.1:1/"}, "unknown metric"},
+		{[]string{"run", "--rate", "10", "--json", "x.json", "http://127.0.0.1:1/"}, "results.json"},
+		{[]string{"run", "--rate", "10", "--poll", "1ms", "http://127.0.0.1:1/"}, "poll period"},
+		{[]string{"run", "--rate", "10", "--out", dir, "--bogus", "http://127.0.0.1:1/"}, "flag provided but not defined"},
+	} {
+		code, _, errOut := runCLI(t, context.Background(), tc.args...)
+		if code != 2 || !strings.Contains(errOut, tc.want) || strings.Count(errOut, "\n") != 1 {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 and one line mentioning %q", tc.args, code, errOut, tc.want)
+		}
+	}
+}
+
+// A target that is not there: the run fails with one line, and its
+// directory says why.
+func TestRunUnreachableTarget(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "run")
+	code, _, errOut := runCLI(t, context.Background(), "run", "--rate", "10", "--duration", "1s", "--no-tui",
+		"--agent", "http://127.0.0.1:1/debug/schedscope/", "--out", out, "http://127.0.0.1:1/")
+	if code != 1 || !strings.Contains(errOut, "agent http://127.0.0.1:1/debug/schedscope/") || strings.Count(errOut, "\n") != 1 {
+		t.Errorf("exit %d, stderr %q", code, errOut)
+	}
+	b, err := os.ReadFile(filepath.Join(out, collect.ManifestFile))
+	if err != nil || !strings.Contains(string(b), `"status": "interrupted"`) {
+		t.Errorf("manifest: %v %s", err, b)
+	}
+}
