@@ -65,7 +65,7 @@ func newLoadFlagSet(out io.Writer) (*flag.FlagSet, *loadFlags) {
 	fs.StringVar(&f.hdrLog, "hdr-log", "", "write an HdrHistogram interval log (ns) to FILE")
 	fs.StringVar(&f.client, "client", string(load.Lean), "HTTP client: lean (default) or net/http")
 	fs.StringVar(&f.progress, "progress", "auto", "live one-line progress on stderr: auto (when a terminal), on, off")
-	fs.IntVar(&f.procs, "procs", 0, "GOMAXPROCS of the generator; 0: 1 on a machine of at most 4 CPUs, where it shares the CPUs with the target (cheaper per request, see bench/README.md), else Go's default; the GOMAXPROCS variable, when set, wins over 0")
+	fs.IntVar(&f.procs, "procs", 0, "GOMAXPROCS of the generator (0: Go's default); see bench/README.md for 1 vs 2 on a 2-core machine")
 	return fs, f
 }
 
@@ -170,8 +170,8 @@ func runLoad(ctx context.Context, s *stdio, args []string) error {
 		cfg.Progress = status.show
 	}
 
-	if procs := generatorProcs(f.procs); procs > 0 {
-		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+	if f.procs > 0 {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(f.procs))
 	}
 	res, err := load.Run(ctx, cfg)
 	status.clear()
@@ -179,21 +179,6 @@ func runLoad(ctx context.Context, s *stdio, args []string) error {
 		return err
 	}
 	return finishLoad(s, res, f.jsonOut, hl, f.hdrLog)
-}
-
-// generatorProcs is the GOMAXPROCS to run the generator with, 0 for no
-// change: flag when set; else 1 on a small machine (at most 4 CPUs) unless
-// the GOMAXPROCS environment variable says otherwise.
-func generatorProcs(flag int) int {
-	switch {
-	case flag > 0:
-		return flag
-	case os.Getenv("GOMAXPROCS") != "":
-		return 0
-	case runtime.NumCPU() <= 4:
-		return 1
-	}
-	return 0
 }
 
 // finishLoad prints the table and writes the JSON and the HDR log; an
