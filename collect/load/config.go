@@ -115,9 +115,11 @@ type Config struct {
 	// Client selects the HTTP client; "" means Lean.
 	Client Client
 
-	// Progress, when set, receives a snapshot about every ProgressEvery from
-	// a single goroutine owned by Run, and once more at each phase end. It
-	// must return quickly; it is never called after Run returns.
+	// Progress, when set, receives a snapshot of the phase being driven
+	// (pauses included) about every ProgressEvery, and one last snapshot per
+	// load phase, with Done set, once its last request has finished. All
+	// calls come from one goroutine owned by Run; it must return quickly and
+	// is never called after Run returns.
 	Progress func(Progress)
 	// ProgressEvery is the progress period; 0 means DefaultProgressEvery.
 	ProgressEvery time.Duration

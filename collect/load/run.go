@@ -46,7 +46,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	return r.run(), nil
 }
 
-// ticket is one open-model request handed to a worker.
+// ticket is one open-model request: its phase and intended send time.
 type ticket struct {
 	phase    int32
 	intended int64 // ns on the run's clock
@@ -69,8 +69,9 @@ type runner struct {
 	// the live 2xx/s).
 	okDone atomic.Int64
 
-	// Open model: workers receive tickets; only the driver goroutine spawns
-	// workers and sends tickets.
+	// Open model with the net/http client: workers receive tickets. Only
+	// the driver goroutine spawns workers (or, with the lean client,
+	// pipelined connections: workers counts those too) and sends tickets.
 	tickets chan ticket
 	workers int
 	wg      sync.WaitGroup
@@ -125,7 +126,7 @@ type phaseState struct {
 	inflightN, inflightMax int64
 }
 
-// shard is a lock-protected set of per-phase recorders. Each worker records
+// shard is a lock-protected set of per-phase recorders. Each connection records
 // into one shard, so locks are rarely contended and no histogram is shared
 // by two goroutines at once.
 type shard struct {
@@ -326,9 +327,10 @@ func (r *runner) sleepUntil(t int64, precise bool) bool {
 	}
 }
 
-// openPhase schedules the phase's arrivals from start to end, handing each
-// to an idle worker, or counting it as not sent when MaxInflight requests are
-// already in flight.
+// openPhase schedules the phase's arrivals from start to end. At each
+// intended time it counts the request as not sent when MaxInflight requests
+// are already in flight, else sends it: itself on an idle pipelined
+// connection (lean client, pipe.go), or through a worker (net/http client).
 func (r *runner) openPhase(ps *phaseState, start, end int64) {
 	pc := newPacer(r.cfg.Arrivals, ps.plan.rate, start, r.cfg.Seed, ps.plan.index)
 	limit := int64(r.cfg.MaxInflight)

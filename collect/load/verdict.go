@@ -30,7 +30,7 @@ const (
 
 // Thresholds behind the verdicts.
 const (
-	// SendLagLimit is the send-lag p99 above which the generator is late.
+	// SendLagLimitMS is the send-lag p99 (ms) above which the generator is late.
 	SendLagLimitMS = 1.0
 	// CPUCoreLimit is the generator CPU (cores) that counts as "near a full core".
 	CPUCoreLimit = 0.9
