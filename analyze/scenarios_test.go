@@ -66,14 +66,18 @@ func TestScenarioLocked(t *testing.T) {
 		t.Errorf("main.lockedOnce: %d goroutines, %d locked spans, evidence %q: want 2, 2, annotation",
 			byFunc["main.lockedOnce"], len(pinnedBy(r, "locked", "main.lockedOnce")), evidence["main.lockedOnce"])
 	}
-	if byFunc["main.lockedOnceBare"] != 1 || len(pinnedBy(r, "locked", "main.lockedOnceBare")) != 1 || evidence["main.lockedOnceBare"] != "hand-off" {
-		t.Errorf("main.lockedOnceBare: %d goroutines, %d locked spans, evidence %q: want 1, 1, hand-off",
-			byFunc["main.lockedOnceBare"], len(pinnedBy(r, "locked", "main.lockedOnceBare")), evidence["main.lockedOnceBare"])
+	// The hand-off is usually visible (it is in the committed trace: the
+	// golden report pins it), but a run where another thread stole the
+	// goroutine before the hand-off shows none; TestLockedByHandoff covers
+	// the rule itself.
+	if n := byFunc["main.lockedOnceBare"]; n > 1 || (n == 1 && (len(pinnedBy(r, "locked", "main.lockedOnceBare")) != 1 || evidence["main.lockedOnceBare"] != "hand-off")) {
+		t.Errorf("main.lockedOnceBare: %d goroutines, %d locked spans, evidence %q: want none, or 1, 1, hand-off",
+			n, len(pinnedBy(r, "locked", "main.lockedOnceBare")), evidence["main.lockedOnceBare"])
 	}
 	if evidence["main.lockedWorker"] != "wake-ups" {
 		t.Errorf("main.lockedWorker evidence %q, want wake-ups", evidence["main.lockedWorker"])
 	}
-	if byFunc["main.unlockedWorker"] != 0 || len(r.Pinned.LockedGoroutines) != 7 {
+	if byFunc["main.unlockedWorker"] != 0 || len(r.Pinned.LockedGoroutines) != 6+byFunc["main.lockedOnceBare"] {
 		t.Errorf("locked goroutines %+v: main.unlockedWorker must not be there", r.Pinned.LockedGoroutines)
 	}
 	if g := groupNamed(r, "main.unlockedWorker"); g.Goroutines != 4 || g.Count < 20 {

@@ -90,7 +90,8 @@ func hogs(n int, stop chan struct{}, wg *sync.WaitGroup) {
 // main.lockedOnce (2) locks, writes the schedscope.lockosthread annotation,
 // waits once ~30 ms and unlocks: locked (annotated), one locked span each.
 // main.lockedOnceBare does the same without the annotation: one wait, so
-// only the P hand-off into its thread shows the lock (evidence "hand-off").
+// only the P hand-off into its thread can show the lock (evidence
+// "hand-off"; it does in the committed trace, but not in every run).
 // One CPU hog keeps a P busy so threads are shared.
 func locked() {
 	stop := make(chan struct{})
