@@ -34,7 +34,7 @@ func runReport(ctx context.Context, s *stdio, args []string) error {
 		return nil
 	}
 	if fs.NArg() != 1 {
-		return usageErr("want a directory (usage: schedscope %s)", reportSynopsis)
+		return usageErr("want a directory: schedscope report [--out DIR] SWEEPDIR|RUNDIR")
 	}
 	dir := fs.Arg(0)
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {

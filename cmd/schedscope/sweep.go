@@ -60,6 +60,9 @@ func runSweep(ctx context.Context, s *stdio, args []string) error {
 	cfg.Progress = sweep.PlainProgress(s.errOut)
 
 	if resume != "" {
+		if _, err := sweep.Load(resume); err != nil {
+			return fmt.Errorf("resume: %w", err)
+		}
 		cfg.Dir, cfg.Resume = resume, true
 	} else {
 		var err error

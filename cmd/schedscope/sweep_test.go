@@ -1,0 +1,83 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/schedscope/schedscope/collect/sweep"
+)
+
+func TestSweepBadInput(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"sweep", "--cmd", "x", "--url", "http://127.0.0.1:9/", "--rates", "10"}, "no GOMAXPROCS values"},
+		{[]string{"sweep", "--cmd", "x", "--url", "http://127.0.0.1:9/", "--gomaxprocs", "1,two", "--rates", "10"}, `--gomaxprocs: "two" is not an integer`},
+		{[]string{"sweep", "--cmd", "x", "--url", "http://127.0.0.1:9/", "--gomaxprocs", "0", "--rates", "10"}, "GOMAXPROCS 0"},
+		{[]string{"sweep", "--cmd", "x", "--url", "http://127.0.0.1:9/", "--gomaxprocs", "1", "--rates", "fast"}, `--rates: "fast" is not a number`},
+		{[]string{"sweep", "--cmd", "x", "--url", "http://127.0.0.1:9/", "--gomaxprocs", "1"}, "no offered rates"},
+		{[]string{"sweep", "--url", "http://127.0.0.1:9/", "--gomaxprocs", "1", "--rates", "10"}, "no target command"},
+		{[]string{"sweep", "--cmd", "x", "--gomaxprocs", "1", "--rates", "10"}, "no url given"},
+		{[]string{"sweep", "--fixture", "sleep", "--cmd", "x", "--gomaxprocs", "1", "--rates", "10"}, "drop --cmd/--url"},
+		{[]string{"sweep", "--fixture", "nap --model pool", "--gomaxprocs", "1", "--rates", "10"}, `unknown scenario "nap"`},
+		{[]string{"sweep", "--live", "--url", "http://127.0.0.1:9/", "--gomaxprocs", "1", "--rates", "10"}, "give --agent URL"},
+		{[]string{"sweep", "--cmd", "x", "--url", "http://127.0.0.1:9/", "--gomaxprocs", "1", "--rates", "10", "--target-cpus", "3-1"}, "--target-cpus"},
+		{[]string{"sweep", "--cmd", "x", "--url", "http://127.0.0.1:9/", "--gomaxprocs", "1", "--rates", "10", "extra"}, `unexpected argument "extra"`},
+		{[]string{"sweep", "--bogus"}, "flag provided but not defined"},
+		{[]string{"report"}, "want a directory"},
+		{[]string{"report", dir, dir}, "needs --out DIR"},
+		{[]string{"report", filepath.Join(dir, "missing")}, "not a directory"},
+	} {
+		code, _, errOut := runCLI(t, context.Background(), tc.args...)
+		if code != 2 || !strings.Contains(errOut, tc.want) || strings.Count(errOut, "\n") != 1 {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 and one line mentioning %q", tc.args, code, errOut, tc.want)
+		}
+	}
+	// Resuming something that is not a sweep fails with one line, exit 1.
+	code, _, errOut := runCLI(t, context.Background(), "sweep", "--resume", dir, "--no-report")
+	if code != 1 || !strings.Contains(errOut, "not a sweep directory") || strings.Count(errOut, "\n") != 1 {
+		t.Errorf("resume of an empty dir: exit %d, stderr %q", code, errOut)
+	}
+}
+
+func TestReportCommand(t *testing.T) {
+	dir := t.TempDir()
+	plan := sweep.Plan{Version: sweep.PlanVersion, URL: "http://127.0.0.1:9/cpu", Scenario: "cpu",
+		GOMAXPROCS: []int{1}, Rates: []float64{10}, Iterations: 1, DurationS: 1}
+	step := sweep.Step{StepKey: sweep.StepKey{GOMAXPROCS: 1, Iteration: 1, Rate: 10}, DurationS: 1, Sent: 10, OK: 10,
+		OKPerSec: 10, AnsweredPerSec: 10, P50MS: 1, P99MS: 2}
+	sweepTestWriteJSON(t, filepath.Join(dir, sweep.PlanFile), plan)
+	if err := os.MkdirAll(filepath.Join(dir, sweep.StepsDir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sweepTestWriteJSON(t, filepath.Join(dir, sweep.StepsDir, step.File()), step)
+	code, out, errOut := runCLI(t, context.Background(), "report", dir)
+	if code != 0 || strings.Count(out, "\n") != 3 || !strings.Contains(out, "report.md") {
+		t.Fatalf("report: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "report.md"))
+	if err != nil || !strings.Contains(string(md), "# GOMAXPROCS sweep: cpu scenario") {
+		t.Errorf("report.md: %v\n%s", err, md)
+	}
+	cmp := filepath.Join(t.TempDir(), "cmp")
+	if code, out, errOut := runCLI(t, context.Background(), "report", "--out", cmp, dir, dir); code != 0 || !strings.Contains(out, "report.md") {
+		t.Errorf("comparison: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
+
+func sweepTestWriteJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
