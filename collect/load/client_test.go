@@ -6,6 +6,7 @@ import (
 	"context"
 	"io"
 	"net"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -198,5 +199,26 @@ func TestNetHTTPClient(t *testing.T) {
 		if p.OK == 0 || p.OK != p.Sent || p.Errors.Total() != 0 {
 			t.Errorf("%s model: sent %d ok %d errors %+v", res.Model, p.Sent, p.OK, p.Errors)
 		}
+	}
+}
+
+// A request too large for the driver to write without blocking goes
+// through worker goroutines, and arrives whole.
+func TestOpenModelLargeBody(t *testing.T) {
+	body := bytes.Repeat([]byte("x"), 100<<10)
+	srv, c := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, err := io.ReadAll(r.Body)
+		if err != nil || len(b) != len(body) {
+			http.Error(w, "short body", 400)
+			return
+		}
+		w.Write([]byte("ok"))
+	}))
+	res, err := Run(context.Background(), Config{URL: srv.URL, Method: "POST", Body: body, Rate: 50, Duration: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := res.Phases[0]; p.OK != 10 || c.total.Load() != 10 {
+		t.Errorf("ok %d of 10, target got %d: %+v", p.OK, c.total.Load(), p.Errors)
 	}
 }

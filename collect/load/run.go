@@ -20,6 +20,10 @@ func newHist() *hdrhistogram.Histogram { return hdrhistogram.New(1, histMax, 3) 
 // sampleEvery is how often the collector samples the number in flight.
 const sampleEvery = 20 * time.Millisecond
 
+// maxPipelinedRequest is the largest request (bytes) the open model's
+// driver writes itself; see newRunner.
+const maxPipelinedRequest = 16 << 10
+
 // closedBackoff is how long a closed-model user waits after a connection or
 // other error before its next request, so an unreachable target is not
 // hammered in a tight loop.
@@ -173,7 +177,10 @@ func newRunner(ctx context.Context, cfg *Config) (*runner, error) {
 	for i := range r.shards {
 		r.shards[i].recs = make([]*phaseRec, len(r.plan))
 	}
-	if cfg.Users == 0 && cfg.Client != Lean {
+	// The driver writes requests itself only when a write cannot block it:
+	// a request that fits easily in a socket buffer. Larger requests, and
+	// the net/http client, go through worker goroutines.
+	if cfg.Users == 0 && (cfg.Client != Lean || len(t.request) > maxPipelinedRequest) {
 		r.tickets = make(chan ticket, cfg.MaxInflight)
 	}
 	return r, nil
