@@ -83,8 +83,12 @@ func TestScenarioLocked(t *testing.T) {
 	if g := groupNamed(r, "main.unlockedWorker"); g.Goroutines != 4 || g.Count < 20 {
 		t.Errorf("main.unlockedWorker %+v: the negative control must have been woken (4 goroutines, >= 20 wake-ups)", g)
 	}
-	if n := len(pinnedBy(r, "locked", "main.lockedShort")); n != 0 {
-		t.Errorf("%d locked spans from main.lockedShort, which only blocks ~1 ms", n)
+	// main.lockedShort's 6 waits are ~1 ms; on a loaded machine one may
+	// stretch past 20 ms (it did in 2 of 5 regenerations at load 15 on 2
+	// cores), so the control allows a minority: a detector that measured
+	// the waits wrongly would report most of them.
+	if n := len(pinnedBy(r, "locked", "main.lockedShort")); n > 2 {
+		t.Errorf("%d locked spans from main.lockedShort, which only blocks ~1 ms 6 times", n)
 	}
 	for _, e := range r.Pinned.Events {
 		if e.Kind != "locked" || e.DurationNs < r.PinThreshNs {
