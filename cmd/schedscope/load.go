@@ -63,6 +63,7 @@ func newLoadFlagSet(out io.Writer) (*flag.FlagSet, *loadFlags) {
 	fs.StringVar(&f.body, "body", "", "request body, or @FILE to read it from FILE")
 	fs.StringVar(&f.jsonOut, "json", "", "write the result as JSON to FILE (- for stdout)")
 	fs.StringVar(&f.hdrLog, "hdr-log", "", "write an HdrHistogram interval log (ns) to FILE")
+	fs.BoolVar(&f.cfg.InsecureTLS, "insecure", false, "https: do not verify the target's certificate")
 	fs.StringVar(&f.client, "client", string(load.Lean), "HTTP client: lean (default) or net/http")
 	fs.StringVar(&f.progress, "progress", "auto", "live one-line progress on stderr: auto (when a terminal), on, off")
 	fs.IntVar(&f.procs, "procs", 0, "GOMAXPROCS of the generator (0: Go's default); see bench/README.md for 1 vs 2 on a 2-core machine")

@@ -65,7 +65,7 @@ func newTarget(cfg *Config, conns *connSet) (*target, error) {
 		conns:  conns,
 	}
 	if u.Scheme == "https" {
-		t.tls = &tls.Config{ServerName: u.Hostname(), NextProtos: []string{"http/1.1"}}
+		t.tls = &tls.Config{ServerName: u.Hostname(), NextProtos: []string{"http/1.1"}, InsecureSkipVerify: cfg.InsecureTLS}
 	}
 	host := u.Host
 	for _, h := range cfg.Header {

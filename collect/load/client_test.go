@@ -5,8 +5,10 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"log"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -220,5 +222,35 @@ func TestOpenModelLargeBody(t *testing.T) {
 	}
 	if p := res.Phases[0]; p.OK != 10 || c.total.Load() != 10 {
 		t.Errorf("ok %d of 10, target got %d: %+v", p.OK, c.total.Load(), p.Errors)
+	}
+}
+
+// https targets work in both models and with both clients; an unverified
+// certificate is an error unless InsecureTLS.
+func TestHTTPS(t *testing.T) {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Write([]byte("ok")) }))
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the rejected handshakes below
+	srv.StartTLS()
+	defer srv.Close()
+	for _, cfg := range []Config{
+		{Rate: 50, Client: Lean},
+		{Users: 2, Client: Lean},
+		{Rate: 50, Client: NetHTTP},
+	} {
+		cfg.URL, cfg.Duration, cfg.InsecureTLS = srv.URL, 200*time.Millisecond, true
+		res, err := Run(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p := res.Phases[0]; p.OK == 0 || p.OK != p.Sent {
+			t.Errorf("%s model, %s: sent %d ok %d errors %+v", res.Model, cfg.Client, p.Sent, p.OK, p.Errors)
+		}
+	}
+	res, err := Run(context.Background(), Config{URL: srv.URL, Rate: 50, Duration: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := res.Phases[0]; p.OK != 0 || p.Errors.Other != p.Sent {
+		t.Errorf("self-signed certificate verified: ok %d errors %+v", p.OK, p.Errors)
 	}
 }

@@ -114,6 +114,9 @@ type Config struct {
 
 	// Client selects the HTTP client; "" means Lean.
 	Client Client
+	// InsecureTLS skips verifying an https target's certificate (a local
+	// target with a self-signed one). By default the system's roots verify it.
+	InsecureTLS bool
 
 	// Progress, when set, receives a snapshot of the phase being driven
 	// (pauses included) about every ProgressEvery, and one last snapshot per
