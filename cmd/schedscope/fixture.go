@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/schedscope/schedscope/collect/agent"
+	"github.com/schedscope/schedscope/collect/fixtureagent"
 	"github.com/schedscope/schedscope/fixtures"
 )
 
@@ -32,12 +34,18 @@ func runFixture(ctx context.Context, s *stdio, args []string) error {
 	fs.DurationVar(&cfg.DBDelay, "db-delay", cfg.DBDelay, "db: how long the query takes")
 	fs.IntVar(&cfg.DBPool, "db-pool", cfg.DBPool, "db: database/sql pool size (SetMaxOpenConns)")
 	fs.DurationVar(&cfg.DBAcquireTimeout, "db-acquire-timeout", cfg.DBAcquireTimeout, "db: longest wait for a pool connection before 503")
+	withAgent := fs.Bool("agent", true, "mount schedscope's in-target agent at "+fixtureagent.Prefix+" (metrics, traces, profiles, pools)")
+	var aopts agent.Options
+	fs.StringVar(&aopts.Token, "agent-token", "", "require this Bearer token for the agent's traces, profiles and GOMAXPROCS")
+	fs.BoolVar(&aopts.AllowSetGOMAXPROCS, "agent-set-gomaxprocs", false, "let the agent change GOMAXPROCS (schedscope sweep --live)")
+	flightRecorder := fs.Bool("agent-flight-recorder", true, "run the agent's execution-trace flight recorder")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return usageErr("unexpected argument %q (the only sub-command is 'downstream')", fs.Arg(0))
 	}
+	aopts.FlightRecorder.Disabled = !*flightRecorder
 	m, err := fixtures.ParseModel(*model)
 	if err != nil {
 		return usageErr("--model: %v", err)
@@ -47,9 +55,21 @@ func runFixture(ctx context.Context, s *stdio, args []string) error {
 		return usageErr("%v", err)
 	}
 
+	var fa *fixtureagent.FixtureAgent
+	if *withAgent {
+		var err error
+		if fa, err = fixtureagent.New(aopts); err != nil {
+			return err
+		}
+		defer fa.Close()
+		cfg.Routes = fa.Routes
+	}
 	srv, err := fixtures.Start(ctx, cfg)
 	if err != nil {
 		return err
+	}
+	if fa != nil {
+		fa.Attach(srv)
 	}
 	fmt.Fprintf(s.out, "listening on %s\n", srv.URL())
 	st := srv.Stats()
