@@ -231,15 +231,18 @@ func syscalls() {
 	if err := syscall.Pipe(p[:]); err != nil {
 		log.Fatal(err)
 	}
-	done := make(chan struct{})
+	// The writer writes one byte 40 ms after each read returned, so each
+	// of the 3 reads blocks however late the writer runs.
+	done, ack := make(chan struct{}), make(chan struct{})
 	go func() {
 		for i := 0; i < 3; i++ {
 			time.Sleep(40 * time.Millisecond)
 			syscall.Write(p[1], []byte{1})
+			<-ack
 		}
 		close(done)
 	}()
-	slowRead(p[0], 3)
+	slowRead(p[0], 3, ack)
 	<-done
 
 	var q [2]int
@@ -256,12 +259,13 @@ func syscalls() {
 	syscall.Close(q[1])
 }
 
-func slowRead(fd, n int) {
+func slowRead(fd, n int, ack chan<- struct{}) {
 	buf := make([]byte, 1)
 	for i := 0; i < n; i++ {
 		if _, err := syscall.Read(fd, buf); err != nil {
 			log.Fatal(err)
 		}
+		ack <- struct{}{}
 	}
 }
 
