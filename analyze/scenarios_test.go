@@ -112,8 +112,10 @@ func TestScenarioCgo(t *testing.T) {
 	if r.Syscall.Cgo.Count < 103 {
 		t.Errorf("cgo calls %+v, want >= 103 (the short calls ran)", r.Syscall.Cgo)
 	}
-	if len(r.Pinned.Events) != 3 {
-		t.Errorf("pinned events %+v, want only the 3 slow calls", r.Pinned.Events)
+	// A 50 µs call can be stretched past 20 ms only by the OS descheduling
+	// the thread (a loaded machine while regenerating): allow two.
+	if fast := len(pinnedBy(r, "cgo", "main.callFast")); fast > 2 || len(r.Pinned.Events) != 3+fast {
+		t.Errorf("pinned events %+v, want the 3 slow calls (and at most 2 stretched short ones)", r.Pinned.Events)
 	}
 	// A lower threshold catches them: the control is not vacuous.
 	low := analyzeTestdata(t, "cgo.trace", Options{PinThreshold: time.Microsecond})
@@ -133,8 +135,8 @@ func TestScenarioSyscall(t *testing.T) {
 			t.Errorf("syscall span %+v", e)
 		}
 	}
-	if len(r.Pinned.Events) != 3 {
-		t.Errorf("pinned events %+v, want only the 3 slow reads", r.Pinned.Events)
+	if fast := len(pinnedBy(r, "syscall", "main.fastRead")); fast > 2 || len(r.Pinned.Events) != 3+fast {
+		t.Errorf("pinned events %+v, want the 3 slow reads (and at most 2 stretched short ones)", r.Pinned.Events)
 	}
 	// The writer goroutine sleeps on a timer in a quiet program and resumes
 	// on the same thread: the pitfall of a naive locked-thread rule.
