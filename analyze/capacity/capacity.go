@@ -139,10 +139,14 @@ type Level struct {
 	// lowest offered rate, LowLoadP50 when unknown: the target's own
 	// latency, which Little's law and the CPU fraction use.
 	LowLoadService time.Duration
-	// CPUPerRequest is the median CPU per 2xx response over the level's
-	// cells that passed the served rule (where no rejected or timed-out
-	// request inflates it), or over all its cells when none did; 0 when not
-	// measured.
+	// CPUPerRequest is the marginal CPU cost of a 2xx response: the slope
+	// of the target's CPU use (cores) against its 2xx/s over the cells
+	// where at least 95 % of requests were answered 2xx (so rejections and
+	// timeouts do not inflate it, and the target's idle CPU, which the
+	// intercept absorbs, does not weigh on low rates). With fewer than two
+	// such cells, or a slope that is not positive, it is the median CPU per
+	// 2xx response over the cells that passed the served rule (all cells
+	// when none did); 0 when not measured.
 	CPUPerRequest time.Duration
 	// CPUFraction is CPUPerRequest over the shortest LowLoadService of the
 	// sweep (the service time least inflated by waiting for a CPU): the
@@ -457,6 +461,7 @@ func analyzeLevel(gmp int, samples []Sample, opt Options) Level {
 	if len(cpu) == 0 {
 		cpu = cpuAll
 	}
+	marginal := marginalCPU(l.Cells)
 	if kneeAt >= 0 {
 		l.Cells[kneeAt].Knee = true
 		l.Knee = l.Cells[kneeAt].OfferedRate
@@ -464,6 +469,9 @@ func analyzeLevel(gmp int, samples []Sample, opt Options) Level {
 	if len(cpu) > 0 {
 		sort.Float64s(cpu)
 		l.CPUPerRequest = time.Duration(medianSorted(cpu))
+	}
+	if marginal > 0 {
+		l.CPUPerRequest = marginal
 	}
 	if l.LowLoadService > 0 {
 		l.CPUFraction = float64(l.CPUPerRequest) / float64(l.LowLoadService)
@@ -483,6 +491,36 @@ func analyzeLevel(gmp int, samples []Sample, opt Options) Level {
 		l.MachineBusy = l.Cells[ceilingAt].MachineBusy
 	}
 	return l
+}
+
+// marginalCPU fits cores = idle + rate x cost by least squares over the
+// cells answered at 95 % or more, and returns cost; 0 when it cannot.
+func marginalCPU(cells []Cell) time.Duration {
+	var xs, ys []float64
+	for _, c := range cells {
+		if c.CPUCores > 0 && c.OKPerSec > 0 && c.Answered >= 0.95*c.OfferedRate {
+			xs, ys = append(xs, c.OKPerSec), append(ys, c.CPUCores)
+		}
+	}
+	if len(xs) < 2 {
+		return 0
+	}
+	var mx, my float64
+	for i := range xs {
+		mx += xs[i]
+		my += ys[i]
+	}
+	mx /= float64(len(xs))
+	my /= float64(len(xs))
+	var sxy, sxx float64
+	for i := range xs {
+		sxy += (xs[i] - mx) * (ys[i] - my)
+		sxx += (xs[i] - mx) * (xs[i] - mx)
+	}
+	if sxx <= 0 || sxy <= 0 {
+		return 0
+	}
+	return time.Duration(sxy / sxx * float64(time.Second))
 }
 
 func classify(levels []Level) Scaling {

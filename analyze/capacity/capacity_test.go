@@ -349,3 +349,23 @@ func TestStarvedMachineHidesScaling(t *testing.T) {
 		t.Errorf("recommendation %d (%s), want 2 from the CPU needed", r.GOMAXPROCS, r.Reason)
 	}
 }
+
+func TestMarginalCPUPerRequest(t *testing.T) {
+	// 0.05 cores of idle work plus 5 ms per request: CPU per request is
+	// 7 ms at 25 req/s but 5.3 ms at 150; the fit finds the 5 ms.
+	var s []Sample
+	for _, r := range []float64{25, 50, 100, 150} {
+		cores := 0.05 + r*0.005
+		s = append(s, Sample{GOMAXPROCS: 1, OfferedRate: r, OKPerSec: r, P99: 10 * ms,
+			CPUCores: cores, CPUPerRequest: time.Duration(cores / r * float64(time.Second))})
+	}
+	// overloaded, with rejections: excluded from the fit
+	s = append(s, Sample{GOMAXPROCS: 1, OfferedRate: 400, OKPerSec: 180, Answered: 180, P99: 900 * ms, CPUCores: 1, CPUPerRequest: 5500 * time.Microsecond})
+	a, err := Analyze(s, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := a.Levels[0].CPUPerRequest; got < 4990*time.Microsecond || got > 5010*time.Microsecond {
+		t.Errorf("CPU per request = %v, want 5ms (the slope)", got)
+	}
+}

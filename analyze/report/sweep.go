@@ -45,7 +45,7 @@ func Samples(steps []sweep.Step) []capacity.Sample {
 			OKPerSec: st.OKPerSec, Answered: st.AnsweredPerSec, P50: msDur(st.P50MS), P99: msDur(st.P99MS),
 			ServiceP50: msDur(st.ServiceP50MS),
 			Errors:     st.Errors, NotSent: st.NotSent, Planned: st.Sent + st.NotSent,
-			CPUCores:       cores(st.TargetCPUS, st.DurationS),
+			CPUCores:       targetCores(st),
 			MachineBusy:    st.MachineBusy,
 			CPUPerRequest:  time.Duration(st.CPUPerRequestUS * float64(time.Microsecond)),
 			RSSBytes:       st.RSSBytes,
@@ -55,11 +55,18 @@ func Samples(steps []sweep.Step) []capacity.Sample {
 	return out
 }
 
-func cores(cpuS, durS float64) float64 {
-	if durS <= 0 {
-		return 0
+// targetCores is the cores the target used during a step: measured over
+// the wall time between the /proc readings when the step has it, else over
+// the phase's length (older sweep files), which overstates it when
+// stragglers ran after the phase.
+func targetCores(st sweep.Step) float64 {
+	switch {
+	case st.TargetCPUCores > 0:
+		return st.TargetCPUCores
+	case st.DurationS > 0:
+		return st.TargetCPUS / st.DurationS
 	}
-	return cpuS / durS
+	return 0
 }
 
 func msDur(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }

@@ -166,11 +166,11 @@ func TestWriteComparison(t *testing.T) {
 func TestSamplesCarryEveryFigure(t *testing.T) {
 	st := sweep.Step{StepKey: sweep.StepKey{GOMAXPROCS: 2, Iteration: 1, Rate: 100}, DurationS: 5, Sent: 490, NotSent: 10,
 		OKPerSec: 98, AnsweredPerSec: 99, P50MS: 2, P99MS: 9, ServiceP50MS: 1.5, Errors: 3, TargetCPUS: 2.5,
-		CPUPerRequestUS: 500, RSSBytes: 7, MachineBusy: 0.6, GeneratorBound: true}
+		CPUPerRequestUS: 500, RSSBytes: 7, MachineBusy: 0.6, GeneratorBound: true, TargetCPUCores: 0.4}
 	got := Samples([]sweep.Step{st})[0]
 	want := capacity.Sample{GOMAXPROCS: 2, Iteration: 1, OfferedRate: 100, OKPerSec: 98, Answered: 99,
 		P50: 2 * time.Millisecond, P99: 9 * time.Millisecond, ServiceP50: 1500 * time.Microsecond, Errors: 3, NotSent: 10, Planned: 500,
-		CPUCores: 0.5, MachineBusy: 0.6, CPUPerRequest: 500 * time.Microsecond, RSSBytes: 7, GeneratorBound: true}
+		CPUCores: 0.4, MachineBusy: 0.6, CPUPerRequest: 500 * time.Microsecond, RSSBytes: 7, GeneratorBound: true}
 	if got != want {
 		t.Errorf("Samples = %+v\nwant      %+v", got, want)
 	}

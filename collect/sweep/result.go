@@ -147,7 +147,10 @@ type Step struct {
 	// TargetCPUS is the target's user+system CPU during the step, seconds;
 	// CPUPerRequestUS is that divided by OK, microseconds. Zero when /proc
 	// was unreadable.
-	TargetCPUS      float64 `json:"target_cpu_s"`
+	TargetCPUS float64 `json:"target_cpu_s"`
+	// TargetCPUCores is TargetCPUS over the wall time between the two
+	// readings (the phase and its stragglers): the cores the target used.
+	TargetCPUCores  float64 `json:"target_cpu_cores,omitempty"`
 	CPUPerRequestUS float64 `json:"cpu_per_request_us"`
 	// RSSBytes is the target's resident set at the end of the step;
 	// PeakRSSBytes its high-water mark so far; Threads its OS threads.

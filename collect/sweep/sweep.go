@@ -551,8 +551,10 @@ func (r *runner) ladder(ctx context.Context, g group, p *Process, pinned string,
 func (r *runner) step(ctx context.Context, g group, i int, k StepKey, p *Process, pinned string, agent *AgentClient) (*Step, error) {
 	var before, after Usage
 	var usageErr error
+	var usageAt time.Time
 	if p != nil {
 		before, usageErr = p.Usage()
+		usageAt = time.Now()
 	}
 	var figBefore *AgentFigures
 	if agent != nil {
@@ -584,6 +586,9 @@ func (r *runner) step(ctx context.Context, g group, i int, k StepKey, p *Process
 		after, err = p.Usage()
 		if usageErr == nil && err == nil {
 			st.TargetCPUS = (after.CPU - before.CPU).Seconds()
+			if wall := time.Since(usageAt).Seconds(); wall > 0 {
+				st.TargetCPUCores = st.TargetCPUS / wall
+			}
 			if st.OK > 0 {
 				st.CPUPerRequestUS = st.TargetCPUS / float64(st.OK) * 1e6
 			}
