@@ -165,7 +165,7 @@ func RenderRun(w io.Writer, r *RunReport, latencyPNG, goroutinesPNG string) erro
 	}
 	md.f("\n")
 	if res := r.Result; res != nil && len(res.Phases) > 0 {
-		md.f("## Phases\n\n2xx/s over the whole phase; latency from each request's intended send time (ms).\n\n")
+		md.f("## Phases\n\n2xx/s is the load generator's: the rate the target answered the phase's requests with 2xx (first to last completion); latency in ms, from each request's intended send time.\n\n")
 		md.f("| phase | offered req/s | duration | 2xx/s | p50 | p99 | p99.9 | max | errors | not sent | verdicts |\n")
 		md.f("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
 		for _, p := range res.Phases {
