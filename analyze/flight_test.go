@@ -38,13 +38,21 @@ func TestFlightRecorderSnapshot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var calls int64
+	// Every sleep is in the snapshot; the annotation of a goroutine's first
+	// sleep may fall before the snapshot's first complete generation, so
+	// allow one unannotated call per goroutine.
+	var calls, annotated int64
 	for _, s := range r.Sleep.Sites {
-		if s.RequestedNs == int64(2*time.Millisecond) && s.Overshoot != nil {
-			calls += s.Count
+		if s.Func != "github.com/schedscope/schedscope/analyze.TestFlightRecorderSnapshot.func1" {
+			continue
+		}
+		calls += s.Count
+		if s.Overshoot != nil {
+			annotated += s.Overshoot.Count
 		}
 	}
-	if calls != 20 || r.Goroutines.Created < 4 {
-		t.Errorf("snapshot: %d annotated sleeps (want 20), %d goroutines created", calls, r.Goroutines.Created)
+	t.Logf("%d sleeps, %d annotated", calls, annotated)
+	if calls != 20 || annotated < 16 || r.Goroutines.Created < 4 {
+		t.Errorf("snapshot: %d sleeps (want 20), %d annotated (want >= 16), %d goroutines created", calls, annotated, r.Goroutines.Created)
 	}
 }
