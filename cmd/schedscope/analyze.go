@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/schedscope/schedscope/analyze"
+	"github.com/schedscope/schedscope/tui"
 )
 
 // conditionsFlag collects repeated --fail-on flags (each may hold several
@@ -49,6 +50,7 @@ func runAnalyze(ctx context.Context, s *stdio, args []string) error {
 	sleep := fs.Duration("sleep", 0, "duration every time.Sleep requested, when the trace has no schedscope.sleep annotations")
 	top := fs.Int("top", 10, "rows per table in the text report")
 	progress := fs.Bool("progress", false, "print progress on stderr")
+	browse := fs.Bool("tui", false, "browse the analysis in a terminal UI (needs a trace file or run directory, and a terminal)")
 	var fail conditionsFlag
 	fs.Var(&fail, "fail-on", "exit 4 when a condition holds, e.g. 'pinned>0' or 'sched.p99>5ms' (repeatable; metrics: "+strings.Join(analyze.ConditionMetrics(), ", ")+")")
 	if err := parseFlags(fs, args); err != nil {
@@ -69,6 +71,17 @@ func runAnalyze(ctx context.Context, s *stdio, args []string) error {
 		path = p
 	}
 	opts := analyze.Options{PinThreshold: *pin, Sleep: *sleep}
+	if *browse {
+		if path == "-" || !tui.IsTerminal(s.out) {
+			return usageErr("--tui needs a trace file or run directory, and a terminal")
+		}
+		_, err := tui.RunBrowser(ctx, tui.Terminal{In: s.in, Out: s.out}, path, opts)
+		var trunc *analyze.TruncatedError
+		if errors.As(err, &trunc) {
+			return withCode(3, err)
+		}
+		return err
+	}
 	if *progress {
 		last := time.Now()
 		opts.Progress = func(read, total int64) {
