@@ -166,11 +166,14 @@ func TestReproduceSleepPoolIsFlatAtLittlesLaw(t *testing.T) {
 }
 
 // TestReproduceCPUScalesWithGOMAXPROCS: each request burns a fixed number of
-// SHA-256 rounds (a fixed amount of CPU, not of wall-clock time: about 5-7 ms
-// here, with fewer rounds under -race, which makes each round ~8x dearer), so
-// one P serves at most about 150-200 req/s on a quiet machine and two about
-// twice that. Offered 20 to 400 req/s, the highest 2xx/s must grow by more
-// than 1.4x from GOMAXPROCS 1 to 2. The pool model (8 workers, a queue of 8)
+// SHA-256 rounds (a fixed amount of CPU, not of wall-clock time: about 10-12
+// ms here, with fewer rounds under -race, which makes each round ~8x
+// dearer), so one P serves at most about 80-100 req/s on a quiet machine and
+// two about twice that. Offered 10 to 240 req/s, the highest 2xx/s must grow
+// by more than 1.4x from GOMAXPROCS 1 to 2 when the machine gives the target
+// nearly twice the CPU (and follow the CPU it got otherwise). Heavy requests
+// keep the rates, and so the load generator's own CPU (in this test
+// process), low. The pool model (8 workers, a queue of 8)
 // answers the excess with 503 at once, so completions keep flowing at the
 // CPU's rate whatever the overload; the geometric ladder puts some rate
 // within 2x of the ceiling however much CPU the shared machine leaves.
@@ -183,37 +186,40 @@ func TestReproduceCPUScalesWithGOMAXPROCS(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real target processes and drives load for ~15 s")
 	}
-	rounds := 60000
+	rounds := 120000
 	if raceEnabled {
-		rounds = 8000
+		rounds = 16000
 	}
-	r := sweepFixture(t, "pool", 8, 8, fmt.Sprintf("/cpu?rounds=%d", rounds), []float64{20, 50, 100, 200, 400})
+	r := sweepFixture(t, "pool", 8, 8, fmt.Sprintf("/cpu?rounds=%d", rounds), []float64{10, 20, 40, 80, 160, 240})
 	one, two := levels(t, r.Analysis)
 	if !one.Saturated {
-		t.Fatalf("GOMAXPROCS 1 served 400 req/s of ~5 ms CPU requests: the ladder never reached the ceiling")
+		t.Fatalf("GOMAXPROCS 1 served 240 req/s of ~10 ms CPU requests: the ladder never reached the ceiling")
 	}
 	// Positive control: scaling can only show when the machine gave the
-	// target the cores. Busy Ps come from the target's /proc CPU time at its
-	// ceiling. When other processes took them (load average over 10 on
-	// these 2 shared cores is common while engineers build and fuzz), the
-	// test says so and skips; the classification itself is covered by the
-	// table tests of analyze/capacity.
-	if one.BusyPs < 0.7 || two.BusyPs < 1.2 || one.Limit == capacity.LimitCPUStarved || two.Limit == capacity.LimitCPUStarved {
-		// The sweep's own diagnosis must then say so.
-		if r.Analysis.Scaling.Kind == capacity.BlockingBound {
-			t.Errorf("a CPU-bound target starved of CPU was called blocking-bound: %s", r.Analysis.Scaling.Reason)
-		}
-		t.Skipf("the machine was too busy to measure CPU scaling: the target kept only %.2f and %.2f cores busy at GOMAXPROCS 1 and 2 (ceilings %.0f and %.0f req/s; limits %s and %s; machine CPUs %.0f %% busy; load average %s)",
-			one.BusyPs, two.BusyPs, one.Ceiling, two.Ceiling, one.Limit, two.Limit, 100*two.MachineBusy, loadAverage())
+	// target more CPU at GOMAXPROCS 2. Busy Ps come from the target's /proc
+	// CPU time at its ceiling. On these 2 shared cores the load generator
+	// (in this race-built test process) and other engineers' processes take
+	// their share, so GOMAXPROCS 2 rarely gets two whole cores: when it got
+	// less than 1.3x the CPU of GOMAXPROCS 1, the test says so and skips (the
+	// classification itself is covered by analyze/capacity's table tests).
+	cpuRatio := two.BusyPs / one.BusyPs
+	ratio := two.Ceiling / one.Ceiling
+	t.Logf("ceilings %.0f and %.0f req/s (%.2fx); busy Ps %.2f and %.2f (%.2fx); limits %s and %s; scaling %s; load average %s",
+		one.Ceiling, two.Ceiling, ratio, one.BusyPs, two.BusyPs, cpuRatio, one.Limit, two.Limit, r.Analysis.Scaling.Kind, loadAverage())
+	if r.Analysis.Scaling.Kind == capacity.BlockingBound {
+		t.Errorf("CPU work called blocking-bound: %s", r.Analysis.Scaling.Reason)
 	}
-	if ratio := two.Ceiling / one.Ceiling; ratio < 1.4 {
-		t.Errorf("ceiling went from %.0f to %.0f req/s (%.2fx) with GOMAXPROCS 1 -> 2 while the target had %.2f and %.2f cores; CPU work must scale (> 1.4x)",
-			one.Ceiling, two.Ceiling, ratio, one.BusyPs, two.BusyPs)
+	if one.BusyPs <= 0 || cpuRatio < 1.3 {
+		t.Skipf("the machine gave the target only %.2fx the CPU at GOMAXPROCS 2 (%.2f and %.2f cores busy): too busy to measure scaling", cpuRatio, one.BusyPs, two.BusyPs)
 	}
-	if k := r.Analysis.Scaling.Kind; k != capacity.CPUBound && k != capacity.Partial {
-		t.Errorf("scaling = %s (%s), want cpu-bound or partial", k, r.Analysis.Scaling.Reason)
+	// Throughput must follow the CPU the Ps got: more than 1.4x when they
+	// got nearly twice the CPU, at least 75 % of the CPU ratio otherwise.
+	switch {
+	case cpuRatio >= 1.7 && ratio <= 1.4:
+		t.Errorf("ceiling grew %.2fx while the target got %.2fx the CPU; CPU work must scale (> 1.4x)", ratio, cpuRatio)
+	case ratio < 0.75*cpuRatio || ratio < 1.15:
+		t.Errorf("ceiling grew %.2fx while the target got %.2fx the CPU; CPU work must follow the CPU", ratio, cpuRatio)
 	}
-	t.Logf("ceilings %.0f and %.0f req/s (%.2fx); busy Ps %.2f and %.2f; %s", one.Ceiling, two.Ceiling, two.Ceiling/one.Ceiling, one.BusyPs, two.BusyPs, r.Analysis.Scaling.Reason)
 }
 
 func loadAverage() string {
