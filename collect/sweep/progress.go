@@ -32,6 +32,9 @@ func FormatEvent(e Event) string {
 		}
 		return fmt.Sprintf("%s: started pid %d (%s)", head, e.PID, pin)
 	case EventReady:
+		if e.PID == 0 { // live: the one target got its new GOMAXPROCS
+			return fmt.Sprintf("%s: GOMAXPROCS set through the agent", head)
+		}
 		return fmt.Sprintf("%s: target answers", head)
 	case EventWarmup:
 		return fmt.Sprintf("%s: warm-up at %g req/s for %v", head, e.Rate, e.Duration)
@@ -53,6 +56,9 @@ func FormatEvent(e Event) string {
 		}
 		return b.String()
 	case EventStop:
+		if e.GOMAXPROCS == 0 {
+			head = fmt.Sprintf("[%d/%d] live target", e.Done, e.Total)
+		}
 		if e.Err != nil {
 			return fmt.Sprintf("%s: stopped: %v", head, e.Err)
 		}
