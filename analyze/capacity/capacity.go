@@ -48,6 +48,9 @@ type Sample struct {
 	// MachineBusy is the share of all the machine's CPUs busy during the
 	// phase, whoever used them; 0 when unknown.
 	MachineBusy float64
+	// Goroutines and Threads are the target's at the end of the phase (from
+	// its agent, and /proc for threads); 0 when unknown.
+	Goroutines, Threads float64
 
 	// GeneratorBound says the load generator, not the target, limited the
 	// phase; such a phase is shown but never used for the knee. It still
@@ -102,6 +105,8 @@ type Cell struct {
 	CPUPerRequest time.Duration
 	CPUCores      float64
 	MachineBusy   float64
+	Goroutines    float64
+	Threads       float64
 	RSSBytes      int64
 	// GeneratorBound is true when every iteration of this cell was
 	// generator-bound.
@@ -400,6 +405,8 @@ func Cells(samples []Sample) []Cell {
 		c.Planned = int64(math.Round(median(g, func(s Sample) float64 { return float64(s.Planned) })))
 		c.CPUCores = median(g, func(s Sample) float64 { return s.CPUCores })
 		c.MachineBusy = median(g, func(s Sample) float64 { return s.MachineBusy })
+		c.Goroutines = median(g, func(s Sample) float64 { return s.Goroutines })
+		c.Threads = median(g, func(s Sample) float64 { return s.Threads })
 		cells = append(cells, c)
 	}
 	return cells

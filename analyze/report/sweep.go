@@ -47,6 +47,8 @@ func Samples(steps []sweep.Step) []capacity.Sample {
 			Errors:     st.Errors, NotSent: st.NotSent, Planned: st.Sent + st.NotSent,
 			CPUCores:       targetCores(st),
 			MachineBusy:    st.MachineBusy,
+			Goroutines:     goroutines(st),
+			Threads:        threads(st),
 			CPUPerRequest:  time.Duration(st.CPUPerRequestUS * float64(time.Microsecond)),
 			RSSBytes:       st.RSSBytes,
 			GeneratorBound: st.GeneratorBound,
@@ -67,6 +69,21 @@ func targetCores(st sweep.Step) float64 {
 		return st.TargetCPUS / st.DurationS
 	}
 	return 0
+}
+
+func goroutines(st sweep.Step) float64 {
+	if st.Agent != nil {
+		return st.Agent.Goroutines
+	}
+	return 0
+}
+
+// threads prefers the agent's count (the runtime's own threads) over /proc's.
+func threads(st sweep.Step) float64 {
+	if st.Agent != nil && st.Agent.Threads > 0 {
+		return st.Agent.Threads
+	}
+	return float64(st.Threads)
 }
 
 func msDur(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }
@@ -166,15 +183,15 @@ func RenderSweep(w io.Writer, r *SweepReport, throughputPNG, p99PNG string) erro
 	md.f("| date | %s |\n\n", p.Started.UTC().Format("2006-01-02 15:04 UTC"))
 
 	md.f("## Results\n\n")
-	md.f("Median over iterations per GOMAXPROCS and offered rate. 2xx/s is the load generator's figure: the rate at which the target answered the phase's requests with 2xx, from the phase's first completion to its last (so a saturated target shows its ceiling even when its queue drains after the phase); answered is the share of the phase's requests answered 2xx, whenever the answer came; latency is measured from each request's intended send time, over every response (quick 503s from a full queue included, which pull p50 down when most requests are rejected); CPU/request is the target's user+system CPU (from /proc) divided by its 2xx responses; RSS is the target's resident set at the end of the phase. ")
+	md.f("Median over iterations per GOMAXPROCS and offered rate. 2xx/s is the load generator's figure: the rate at which the target answered the phase's requests with 2xx, from the phase's first completion to its last (so a saturated target shows its ceiling even when its queue drains after the phase); answered is the share of the phase's requests answered 2xx, whenever the answer came; latency is measured from each request's intended send time, over every response (quick 503s from a full queue included, which pull p50 down when most requests are rejected); CPU/request is the target's user+system CPU (from /proc) divided by its 2xx responses; RSS is the target's resident set at the end of the phase; goroutines and OS threads are the target's at the end of the phase (from its agent when it has one, threads from /proc otherwise). ")
 	md.f("**knee**: the highest rate still served (>= 99 %% of its requests answered 2xx and p99 within 2x the p99 at the lowest rate, every lower rate served too); **over**: not served; **gen-bound**: the load generator was a material limit in every iteration (see Notes): not used for the knee, and for the ceiling only when it still sent 99 %% of its requests.\n\n")
-	md.f("| GOMAXPROCS | offered req/s | 2xx/s | answered | p50 ms | p99 ms | errors | not sent | CPU/request | RSS MB | |\n")
-	md.f("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
+	md.f("| GOMAXPROCS | offered req/s | 2xx/s | answered | p50 ms | p99 ms | errors | not sent | CPU/request | RSS MB | goroutines / threads | |\n")
+	md.f("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
 	for _, l := range a.Levels {
 		for _, c := range l.Cells {
-			md.f("| %d | %s | %s | %s | %s | %s | %d | %d | %s | %s | %s |\n",
+			md.f("| %d | %s | %s | %s | %s | %s | %d | %d | %s | %s | %s | %s |\n",
 				c.GOMAXPROCS, num(c.OfferedRate), num(c.OKPerSec), answered(c), msf(c.P50), msf(c.P99), c.Errors, c.NotSent,
-				cpuf(c.CPUPerRequest), mb(c.RSSBytes), mark(c))
+				cpuf(c.CPUPerRequest), mb(c.RSSBytes), gt(c), mark(c))
 		}
 	}
 	md.f("\n")
@@ -275,6 +292,18 @@ func lagOf(st sweep.Step) float64 {
 		}
 	}
 	return -1
+}
+
+// gt renders "goroutines / threads", with a dash for what is unknown.
+func gt(c capacity.Cell) string {
+	g, t := "-", "-"
+	if c.Goroutines > 0 {
+		g = fmt.Sprintf("%.0f", c.Goroutines)
+	}
+	if c.Threads > 0 {
+		t = fmt.Sprintf("%.0f", c.Threads)
+	}
+	return g + " / " + t
 }
 
 func answered(c capacity.Cell) string {

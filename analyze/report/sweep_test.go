@@ -80,8 +80,8 @@ func TestWriteSweep(t *testing.T) {
 		"**Scaling: blocking-bound.**",
 		"Little's law predicts 8 in service / 50.5 ms = 158 req/s; measured ceiling 158 2xx/s, 100 % of the prediction",
 		"GOMAXPROCS 1: **concurrency**: only 0.01 of 1 Ps were busy and the ceiling is 100 % of the concurrency limit / low-load service time (Little's law): the concurrency limit (pool) is the limit",
-		"| 1 | 100 | 99 | 100.0 % | 50.5 | 52.0 | 0 | 0 | 80 µs | 12.0 | **knee** |",
-		"| 2 | 400 | 158 | 59.2 % | 900 | 2100 | 0 | 0 | 80 µs | 12.0 | over |",
+		"| 1 | 100 | 99 | 100.0 % | 50.5 | 52.0 | 0 | 0 | 80 µs | 12.0 | - / - | **knee** |",
+		"| 2 | 400 | 158 | 59.2 % | 900 | 2100 | 0 | 0 | 80 µs | 12.0 | - / - | over |",
 		"2 of 8 steps carried the load generator's generator-bound verdict",
 		"![2xx/s vs offered rate, one line per GOMAXPROCS](throughput.png)",
 		"| iterations | 1 (each figure is the median over iterations) |",
@@ -166,11 +166,12 @@ func TestWriteComparison(t *testing.T) {
 func TestSamplesCarryEveryFigure(t *testing.T) {
 	st := sweep.Step{StepKey: sweep.StepKey{GOMAXPROCS: 2, Iteration: 1, Rate: 100}, DurationS: 5, Sent: 490, NotSent: 10,
 		OKPerSec: 98, AnsweredPerSec: 99, P50MS: 2, P99MS: 9, ServiceP50MS: 1.5, Errors: 3, TargetCPUS: 2.5,
-		CPUPerRequestUS: 500, RSSBytes: 7, MachineBusy: 0.6, GeneratorBound: true, TargetCPUCores: 0.4}
+		CPUPerRequestUS: 500, RSSBytes: 7, MachineBusy: 0.6, GeneratorBound: true, TargetCPUCores: 0.4,
+		Threads: 5, Agent: &sweep.AgentFigures{Goroutines: 40, Threads: 7}}
 	got := Samples([]sweep.Step{st})[0]
 	want := capacity.Sample{GOMAXPROCS: 2, Iteration: 1, OfferedRate: 100, OKPerSec: 98, Answered: 99,
 		P50: 2 * time.Millisecond, P99: 9 * time.Millisecond, ServiceP50: 1500 * time.Microsecond, Errors: 3, NotSent: 10, Planned: 500,
-		CPUCores: 0.4, MachineBusy: 0.6, CPUPerRequest: 500 * time.Microsecond, RSSBytes: 7, GeneratorBound: true}
+		CPUCores: 0.4, MachineBusy: 0.6, Goroutines: 40, Threads: 7, CPUPerRequest: 500 * time.Microsecond, RSSBytes: 7, GeneratorBound: true}
 	if got != want {
 		t.Errorf("Samples = %+v\nwant      %+v", got, want)
 	}
