@@ -5,6 +5,7 @@ import (
 	"image/color"
 	"math"
 	"os"
+	"strconv"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -132,6 +133,8 @@ func addLines(p *plot.Plot, lines []series) {
 		p.Add(l, pts)
 		p.Legend.Add(s.name, l, pts)
 	}
+	p.X.Tick.Marker = niceTicks{}
+	p.Y.Tick.Marker = niceTicks{}
 	p.Legend.Top = true
 	p.Legend.Left = true
 	p.Legend.XOffs = vg.Points(6)
@@ -139,6 +142,36 @@ func addLines(p *plot.Plot, lines []series) {
 	p.Add(plotter.NewGrid())
 	p.Title.TextStyle.Font.Size = vg.Points(11)
 }
+
+// niceTicks labels a linear axis with about five round values (1, 2 or 5
+// times a power of ten), printed without trailing zeros.
+type niceTicks struct{}
+
+// Ticks implements plot.Ticker.
+func (niceTicks) Ticks(lo, hi float64) []plot.Tick {
+	if !(hi > lo) || math.IsInf(hi-lo, 0) {
+		return plot.DefaultTicks{}.Ticks(lo, hi)
+	}
+	raw := (hi - lo) / 5
+	mag := math.Pow(10, math.Floor(math.Log10(raw)))
+	step := mag
+	for _, m := range []float64{1, 2, 5, 10} {
+		if m*mag >= raw {
+			step = m * mag
+			break
+		}
+	}
+	var ts []plot.Tick
+	for v := math.Ceil(lo/step) * step; v <= hi+step*1e-9; v += step {
+		if math.Abs(v) < step*1e-9 {
+			v = 0
+		}
+		ts = append(ts, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', -1, 64)})
+	}
+	return ts
+}
+
+var _ plot.Ticker = niceTicks{}
 
 // savePlot writes p as a PNG to path.
 func savePlot(path string, p *plot.Plot) error {
