@@ -176,3 +176,24 @@ func TestSamplesCarryEveryFigure(t *testing.T) {
 		t.Errorf("Samples = %+v\nwant      %+v", got, want)
 	}
 }
+
+func TestNiceTicks(t *testing.T) {
+	tests := []struct {
+		lo, hi float64
+		want   string
+	}{
+		{0, 283, "0 100 200"},
+		{0, 40, "0 10 20 30 40"},
+		{0.5, 2.2, "0.5 1 1.5 2"},
+		{50, 300, "50 100 150 200 250 300"},
+	}
+	for _, tt := range tests {
+		var labels []string
+		for _, tk := range (niceTicks{}).Ticks(tt.lo, tt.hi) {
+			labels = append(labels, tk.Label)
+		}
+		if got := strings.Join(labels, " "); got != tt.want {
+			t.Errorf("Ticks(%v, %v) = %q, want %q", tt.lo, tt.hi, got, tt.want)
+		}
+	}
+}
