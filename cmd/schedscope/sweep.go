@@ -13,6 +13,8 @@ import (
 	"github.com/schedscope/schedscope/analyze/report"
 	"github.com/schedscope/schedscope/collect/load"
 	"github.com/schedscope/schedscope/collect/sweep"
+	"github.com/schedscope/schedscope/tui"
+	"github.com/schedscope/schedscope/tui/sweepfeed"
 )
 
 const sweepSynopsis = "sweep (--cmd 'COMMAND' --url URL | --fixture 'SCENARIO --model M') --gomaxprocs 1,2,4 --rates 500,1000,2000 [flags]\n" +
@@ -50,6 +52,7 @@ func runSweep(ctx context.Context, s *stdio, args []string) error {
 	fs.DurationVar(&timeout, "timeout", load.DefaultTimeout, "client timeout per request")
 	fs.StringVar(&client, "client", string(load.Lean), "HTTP client of the generator: lean or net/http")
 	fs.BoolVar(&noReport, "no-report", false, "do not write report.md and plots at the end")
+	noTUI := fs.Bool("no-tui", false, "plain progress lines even on a terminal")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -57,7 +60,6 @@ func runSweep(ctx context.Context, s *stdio, args []string) error {
 		return usageErr("unexpected argument %q", fs.Arg(0))
 	}
 	cfg.Loader = sweep.LoadGenerator(load.Config{Timeout: timeout, Client: load.Client(client)})
-	cfg.Progress = sweep.PlainProgress(s.errOut)
 
 	if resume != "" {
 		if _, err := sweep.Load(resume); err != nil {
@@ -86,8 +88,16 @@ func runSweep(ctx context.Context, s *stdio, args []string) error {
 		}
 	}
 	fmt.Fprintf(s.errOut, "sweep directory: %s\n", cfg.Dir)
-	_, err := sweep.Run(ctx, cfg)
-	if err != nil && ctx.Err() != nil {
+	var err error
+	var stopped bool
+	if !*noTUI && tui.IsTerminal(s.out) {
+		stopped, err = sweepInView(ctx, s, cfg)
+	} else {
+		cfg.Progress = sweep.PlainProgress(s.errOut)
+		_, err = sweep.Run(ctx, cfg)
+		stopped = ctx.Err() != nil
+	}
+	if err != nil && stopped {
 		err = fmt.Errorf("interrupted; finished steps are kept: continue with 'schedscope sweep --resume %s'", cfg.Dir)
 	}
 	if noReport {
@@ -102,6 +112,41 @@ func runSweep(ctx context.Context, s *stdio, args []string) error {
 	}
 	printSweepSummary(s, rep)
 	return err
+}
+
+// sweepInView runs the sweep behind the TUI's sweep view (a bar per step, the
+// table filling in). q in the view stops the sweep, keeping finished steps;
+// stopped reports whether the sweep was stopped before its end.
+func sweepInView(ctx context.Context, s *stdio, cfg sweep.Config) (stopped bool, err error) {
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	events := make(chan tui.SweepEvent, 64)
+	feed := &sweepfeed.Mapper{Dir: cfg.Dir}
+	cfg.Progress = func(e sweep.Event) {
+		v := feed.Map(e)
+		if v.Row != nil || v.Finished {
+			events <- v // rows and the end are never dropped; the view or the drain below reads them
+			return
+		}
+		select {
+		case events <- v:
+		default: // a tick the view has no room for: the next one carries the same counters
+		}
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := sweep.Run(runCtx, cfg)
+		close(events)
+		done <- err
+	}()
+	_, verr := tui.RunSweep(ctx, tui.Terminal{In: s.in, Out: s.out}, events, stop)
+	if verr != nil {
+		stop()
+	}
+	for range events { // the view has gone: let the sweep finish (or stop) without blocking
+	}
+	err = <-done
+	return runCtx.Err() != nil, errors.Join(err, verr)
 }
 
 // useFixture fills cfg's target from the --fixture shorthand.
