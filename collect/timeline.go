@@ -117,6 +117,14 @@ type PoolPoint struct {
 	WaitingMean float64 `json:"waiting_mean"`
 	// Saturated: Size > 0 and InUse == Size.
 	Saturated bool `json:"saturated"`
+	// CapacityPerS is the Little's-law capacity Size / mean hold time over
+	// the interval since the previous poll; 0 when unknown (an unbounded
+	// pool, or nothing acquired). The mean hold time is the pool's own
+	// (HoldDuration / Acquired) when it counts one, otherwise mean in use /
+	// acquisition rate: at saturation that is the rate the pool served.
+	CapacityPerS float64 `json:"capacity_per_s,omitempty"`
+	// HoldMeanMS is the mean hold time behind CapacityPerS.
+	HoldMeanMS float64 `json:"hold_mean_ms,omitempty"`
 }
 
 // pollState carries the previous poll, to turn cumulative counters into
@@ -162,6 +170,7 @@ func derivePoint(prev, cur pollState) TargetPoint {
 				Saturated: ps.Size > 0 && ps.InUse >= ps.Size}
 			if q, ok := prevNames[name]; ok && dt > 0 {
 				pp.WaitingMean = (ps.WaitDuration - q.WaitDuration).Seconds() / dt
+				pp.HoldMeanMS, pp.CapacityPerS = poolCapacity(q, ps, dt)
 			}
 			tp.Pools = append(tp.Pools, pp)
 		}
@@ -237,4 +246,25 @@ type Live struct {
 	// Notes are live verdicts, each one sentence: a saturated pool, a target
 	// that stopped answering, the snapshot condition holding.
 	Notes []string
+}
+
+// poolCapacity is Little's law over one poll interval of dt seconds, from the
+// pool's counters at its start (p0) and end (p1): the mean hold time in
+// milliseconds and the capacity Size / hold in acquisitions per second. Both
+// are 0 when the pool is unbounded or acquired nothing.
+func poolCapacity(p0, p1 agent.PoolStats, dt float64) (holdMS, perS float64) {
+	n := p1.Acquired - p0.Acquired
+	if p1.Size <= 0 || n <= 0 || dt <= 0 {
+		return 0, 0
+	}
+	var hold float64 // seconds
+	if p1.Known.Acquired && p1.HoldDuration > p0.HoldDuration {
+		hold = (p1.HoldDuration - p0.HoldDuration).Seconds() / float64(n)
+	} else if inUse := float64(p0.InUse+p1.InUse) / 2; inUse > 0 {
+		hold = inUse / (float64(n) / dt)
+	}
+	if hold <= 0 {
+		return 0, 0
+	}
+	return hold * 1000, float64(p1.Size) / hold
 }

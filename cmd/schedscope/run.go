@@ -221,35 +221,17 @@ func runWithDashboard(ctx context.Context, s *stdio, cfg collect.Config) error {
 
 // liveFrame maps the run's live value onto the dashboard's frame.
 func liveFrame(title string, l collect.Live) tui.Frame {
-	p := l.Load
-	f := tui.Frame{
-		Title: title,
-		Phase: tui.Phase{Name: p.Name, Index: p.Phase + 1, Count: p.Phases, Elapsed: p.Elapsed, Duration: p.Total, RunElapsed: l.At},
-		Load: tui.Load{OfferedPerSec: p.OfferedRate, AchievedPerSec: p.OKPerS, Users: p.Users, Sent: p.Sent, OK: p.OK,
-			NotSent: p.NotSent, InFlight: int(p.InFlight), P50: p.IntervalP50, P99: p.IntervalP99},
-		CPUPerRequest: time.Duration(l.Target.CPUUSPerReq * float64(time.Microsecond)),
-	}
-	for _, e := range []struct {
-		class string
-		n     int64
-	}{{"status", p.Errors.Status}, {"timeout", p.Errors.Timeout}, {"connect", p.Errors.Connection}, {"other", p.Errors.Other}} {
-		if e.n > 0 {
-			f.Load.Errors = append(f.Load.Errors, tui.ErrorCount{Class: e.class, Count: e.n})
-		}
-	}
+	f := tui.LiveFrame(title, l)
 	tp := l.Target
-	if tp.HasAgent {
-		f.Runtime = &tui.Runtime{GOMAXPROCS: tp.GOMAXPROCS, Goroutines: int(tp.Goroutines), Running: int(tp.Running),
-			Runnable: int(tp.Runnable), Waiting: int(tp.Waiting), Syscall: int(tp.NotInGo), Threads: int(tp.Threads),
-			SchedLatencyP99: time.Duration(tp.SchedLatencyP99MS * float64(time.Millisecond)),
-			GCPauseP99:      time.Duration(tp.GCPauseMaxMS * float64(time.Millisecond))}
-	}
 	for _, pl := range tp.Pools {
 		if pl.Size > 0 {
 			f.Pools = append(f.Pools, tui.Pool{Name: pl.Name, InUse: pl.InUse, Size: pl.Size, Waiting: pl.Waiting})
 			if pl.Saturated {
-				f.Verdicts = append(f.Verdicts, tui.Verdict{Kind: tui.VerdictPoolSaturated, Title: "pool " + pl.Name + " is saturated",
-					Detail: fmt.Sprintf("%d/%d in use, %d waiting", pl.InUse, pl.Size, pl.Waiting)})
+				capacity := ""
+				if pl.CapacityPerS > 0 {
+					capacity = fmt.Sprintf("%.0f req/s (Little's law: %d / %.1f ms)", pl.CapacityPerS, pl.Size, pl.HoldMeanMS)
+				}
+				f.Verdicts = append(f.Verdicts, tui.PoolSaturated(pl.Name, pl.InUse, pl.Size, pl.Waiting, capacity))
 			}
 		}
 	}

@@ -265,43 +265,23 @@ func (t *Tour) runModel(ctx context.Context, model fixtures.Model, live func(col
 func FrameFromLive(cfg Config, model fixtures.Model, step int, offset time.Duration, l collect.Live) tui.Frame {
 	p := l.Load
 	ceil := cfg.Ceiling()
-	f := tui.Frame{
-		Title: fmt.Sprintf("demo %d/2 · sleep %v · %s model", step+1, cfg.Sleep, model),
-		Phase: tui.Phase{Name: p.Name, Index: p.Phase + 1, Count: p.Phases, Elapsed: p.Elapsed, Duration: p.Total, RunElapsed: offset + l.At},
-		Load: tui.Load{OfferedPerSec: p.OfferedRate, AchievedPerSec: p.OKPerS, Users: p.Users, Sent: p.Sent, OK: p.OK,
-			NotSent: p.NotSent, InFlight: int(p.InFlight), P50: p.IntervalP50, P99: p.IntervalP99},
-		CPUPerRequest: time.Duration(l.Target.CPUUSPerReq * float64(time.Microsecond)),
-	}
+	f := tui.LiveFrame(fmt.Sprintf("demo %d/2 · sleep %v · %s model", step+1, cfg.Sleep, model), l)
+	f.Phase.RunElapsed += offset
 	if model == fixtures.ModelPool {
 		f.Title += fmt.Sprintf(" (%d workers)", cfg.Workers)
 		f.Note = fmt.Sprintf("Little's law caps the pool at %d workers / %v = %s req/s; watch the step above it.", cfg.Workers, cfg.Sleep, fmtRate(ceil))
 	} else {
 		f.Note = fmt.Sprintf("Same load, a goroutine per request: no pool, so no %s req/s ceiling.", fmtRate(ceil))
 	}
-	for _, e := range []struct {
-		class string
-		n     int64
-	}{{"status", p.Errors.Status}, {"timeout", p.Errors.Timeout}, {"connect", p.Errors.Connection}, {"other", p.Errors.Other}} {
-		if e.n > 0 {
-			f.Load.Errors = append(f.Load.Errors, tui.ErrorCount{Class: e.class, Count: e.n})
-		}
-	}
 	tp := l.Target
-	if tp.HasAgent {
-		f.Runtime = &tui.Runtime{GOMAXPROCS: tp.GOMAXPROCS, Goroutines: int(tp.Goroutines), Running: int(tp.Running),
-			Runnable: int(tp.Runnable), Waiting: int(tp.Waiting), Syscall: int(tp.NotInGo), Threads: int(tp.Threads),
-			SchedLatencyP99: time.Duration(tp.SchedLatencyP99MS * float64(time.Millisecond)),
-			GCPauseP99:      time.Duration(tp.GCPauseMaxMS * float64(time.Millisecond))}
-	}
 	for _, pl := range tp.Pools {
 		if pl.Size == 0 || pl.Name != "workers" {
 			continue // unbounded (goroutine model), or idle db/http pools of other scenarios
 		}
 		f.Pools = append(f.Pools, tui.Pool{Name: pl.Name, InUse: pl.InUse, Size: pl.Size, Waiting: pl.Waiting})
 		if pl.Saturated {
-			f.Verdicts = append(f.Verdicts, tui.Verdict{Kind: tui.VerdictPoolSaturated, Title: "pool " + pl.Name + " is saturated",
-				Detail: fmt.Sprintf("%d/%d in use, %d waiting; predicted capacity %s req/s (Little's law: %d / %v)",
-					pl.InUse, pl.Size, pl.Waiting, fmtRate(float64(pl.Size)/cfg.Sleep.Seconds()), pl.Size, cfg.Sleep)})
+			f.Verdicts = append(f.Verdicts, tui.PoolSaturated(pl.Name, pl.InUse, pl.Size, pl.Waiting,
+				fmt.Sprintf("%s req/s (Little's law: %d / %v)", fmtRate(float64(pl.Size)/cfg.Sleep.Seconds()), pl.Size, cfg.Sleep)))
 		}
 	}
 	// Rates over the phase so far: the live interval's 2xx/s swings as a
