@@ -36,7 +36,8 @@ type Options struct {
 	Sleep time.Duration
 	// MinLockedWakeups is how many starts after a wake-up, all on one
 	// thread that ran nothing else, make a goroutine count as locked to
-	// its thread without other evidence. Zero means 2; 1 flags every
+	// its thread without other evidence. Zero means 3 (2 flagged a
+	// net/http backgroundRead goroutine in a pool-model fixture run); 1 flags every
 	// goroutine that happened to resume once on the thread it blocked on
 	// (see the pitfall in docs/readme-analyze.md). A single wake-up is
 	// enough when the trace shows the P hand-off into the locked thread.
@@ -59,7 +60,7 @@ func (o Options) withDefaults() Options {
 		o.PinThreshold = 20 * time.Millisecond
 	}
 	if o.MinLockedWakeups <= 0 {
-		o.MinLockedWakeups = 2
+		o.MinLockedWakeups = 3
 	}
 	if o.TimelineStep <= 0 {
 		o.TimelineStep = 10 * time.Millisecond
