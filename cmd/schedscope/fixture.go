@@ -73,8 +73,12 @@ func runFixture(ctx context.Context, s *stdio, args []string) error {
 	}
 	fmt.Fprintf(s.out, "listening on %s\n", srv.URL())
 	st := srv.Stats()
-	fmt.Fprintf(s.out, "model %s, workers %d, GOMAXPROCS %d; downstream %s; db %s (pool %d)\n",
-		cfg.Model, st.Workers, st.GOMAXPROCS, st.DownstreamURL, st.DB.Engine, cfg.DBPool)
+	workers := fmt.Sprintf("workers %d", st.Workers)
+	if cfg.Model == fixtures.ModelGoroutine {
+		workers = "a goroutine per request"
+	}
+	fmt.Fprintf(s.out, "model %s, %s, GOMAXPROCS %d; downstream %s; db %s (pool %d)\n",
+		cfg.Model, workers, st.GOMAXPROCS, st.DownstreamURL, st.DB.Engine, cfg.DBPool)
 	<-ctx.Done()
 	return drain(s, srv.Shutdown)
 }

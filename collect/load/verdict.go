@@ -24,6 +24,10 @@ const (
 	// OverCapacity: 2xx/s fell short of the offered rate (open model) while
 	// the generator kept up: the target is saturated.
 	OverCapacity VerdictKind = "over-capacity"
+	// Unreachable: most completed requests failed to connect (refused,
+	// reset, no route), so the phase says nothing about the target's
+	// capacity.
+	Unreachable VerdictKind = "unreachable"
 	// Errors: more than 1 % of completed requests failed.
 	Errors VerdictKind = "errors"
 )
@@ -128,6 +132,11 @@ func judge(p *PhaseResult, model string, think float64, inflightCap int, cpuIsOu
 		case ratio >= TrackingRatio:
 			vs = append(vs, Verdict{Kind: BelowCapacity, Numbers: n, Message: fmt.Sprintf(
 				"2xx/s %.0f tracks the offered %.0f req/s (%.1f %%)", p.OKPerS, p.OfferedRate, 100*ratio)})
+		case p.Completed > 0 && 2*p.Errors.Connection >= p.Completed:
+			n["connection_errors"] = float64(p.Errors.Connection)
+			vs = append(vs, Verdict{Kind: Unreachable, Numbers: n, Message: fmt.Sprintf(
+				"%d of %d completed requests could not connect (refused, reset or unreachable): the target is not answering, so 2xx/s %.0f is no capacity figure",
+				p.Errors.Connection, p.Completed, p.OKPerS)})
 		case len(reasons) == 0:
 			vs = append(vs, Verdict{Kind: OverCapacity, Numbers: n, Message: fmt.Sprintf(
 				"2xx/s %.0f of the offered %.0f req/s (%.1f %%) while the generator kept up: the target is saturated",

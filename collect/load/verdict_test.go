@@ -40,6 +40,8 @@ func TestJudge(t *testing.T) {
 			nil, []VerdictKind{GeneratorBound}, ""},
 		{"saturated target", func(p *PhaseResult) { p.OKPerS, p.CompletedPerS = 600, 600 }, "open", true,
 			[]VerdictKind{OverCapacity}, []VerdictKind{BelowCapacity, GeneratorBound}, "the target is saturated"},
+		{"unreachable target", func(p *PhaseResult) { p.OK, p.OKPerS, p.Errors = 0, 0, ErrorCounts{Connection: 10000} }, "open", true,
+			[]VerdictKind{Unreachable, Errors}, []VerdictKind{OverCapacity, BelowCapacity}, "10000 of 10000 completed requests could not connect"},
 		{"errors over 1 %", func(p *PhaseResult) { p.OK, p.Errors = 9800, ErrorCounts{Timeout: 150, Status: 50} }, "open", true,
 			[]VerdictKind{Errors}, nil, "200 of 10000 completed requests failed (2.0 %): 50 non-2xx, 150 timeouts"},
 		{"errors under 1 %", func(p *PhaseResult) { p.OK, p.Errors = 9950, ErrorCounts{Status: 50} }, "open", true,
