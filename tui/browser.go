@@ -338,11 +338,7 @@ func (b Browser) Render() string {
 				mid = b.blockingView(w, rest)
 			}
 		}
-		mid = fitHeight(mid, rest)
-		if pad := rest - lipgloss.Height(mid); pad > 0 {
-			mid += strings.Repeat("\n", pad)
-		}
-		body = top + "\n" + mid + "\n" + foot
+		body = screenBody(top, mid, foot, rest)
 	}
 	return fitHeight(fitWidth(body, w), h)
 }

@@ -365,11 +365,7 @@ func (m Dashboard) Render() string {
 		case tabVerdicts:
 			mid = m.verdictLog(w, rest)
 		}
-		mid = fitHeight(mid, rest)
-		if pad := rest - lipgloss.Height(mid); pad > 0 {
-			mid += strings.Repeat("\n", pad)
-		}
-		body = top + "\n" + mid + "\n" + foot
+		body = screenBody(top, mid, foot, rest)
 	}
 	return fitHeight(fitWidth(body, w), h)
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 )
 
@@ -189,4 +190,14 @@ func looksNumeric(v string) bool {
 	v = strings.ReplaceAll(v, ",", "")
 	_, err := strconv.ParseFloat(v, 64)
 	return err == nil
+}
+
+// screenBody stacks a screen's top, middle and foot, the middle cut or padded
+// to exactly rest lines so the foot stays on the last line.
+func screenBody(top, mid, foot string, rest int) string {
+	mid = fitHeight(mid, rest)
+	if pad := rest - lipgloss.Height(mid); pad > 0 {
+		mid += strings.Repeat("\n", pad)
+	}
+	return top + "\n" + mid + "\n" + foot
 }
