@@ -46,14 +46,10 @@ func startFixture(t *testing.T, cfg fixtures.Config, withAgent bool) *fixtures.S
 		if err != nil {
 			t.Fatal(err)
 		}
-		cfg.Routes = fa.Routes
 	}
-	srv, err := fixtures.Start(context.Background(), cfg)
+	srv, err := fixtureagent.Start(context.Background(), cfg, fa)
 	if err != nil {
 		t.Fatal(err)
-	}
-	if fa != nil {
-		fa.Attach(srv)
 	}
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -226,12 +222,9 @@ func serveTarget() {
 	}
 	cfg := fixtures.DefaultConfig()
 	cfg.Addr = os.Getenv(targetEnv)
-	cfg.Routes = fa.Routes
-	srv, err := fixtures.Start(context.Background(), cfg)
-	if err != nil {
+	if _, err := fixtureagent.Start(context.Background(), cfg, fa); err != nil {
 		os.Exit(3)
 	}
-	fa.Attach(srv)
 	select {}
 }
 

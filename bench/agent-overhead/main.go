@@ -99,14 +99,10 @@ func serveFixture(ctx context.Context, addr string, withAgent, profiling, noFR b
 			return err
 		}
 		defer fa.Close()
-		cfg.Routes = fa.Routes
 	}
-	srv, err := fixtures.Start(ctx, cfg)
+	srv, err := fixtureagent.Start(ctx, cfg, fa)
 	if err != nil {
 		return err
-	}
-	if fa != nil {
-		fa.Attach(srv)
 	}
 	fmt.Printf("listening on %s (agent %v)\n", srv.URL(), withAgent)
 	<-ctx.Done()

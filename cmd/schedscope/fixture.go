@@ -62,14 +62,10 @@ func runFixture(ctx context.Context, s *stdio, args []string) error {
 			return err
 		}
 		defer fa.Close()
-		cfg.Routes = fa.Routes
 	}
-	srv, err := fixtures.Start(ctx, cfg)
+	srv, err := fixtureagent.Start(ctx, cfg, fa)
 	if err != nil {
 		return err
-	}
-	if fa != nil {
-		fa.Attach(srv)
 	}
 	fmt.Fprintf(s.out, "listening on %s\n", srv.URL())
 	st := srv.Stats()

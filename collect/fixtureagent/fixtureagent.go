@@ -2,10 +2,8 @@
 // server, at /debug/schedscope/, with the fixture's pools registered:
 //
 //	fa, err := fixtureagent.New(agent.Options{})
-//	cfg.Routes = fa.Routes
-//	srv, err := fixtures.Start(ctx, cfg)
-//	fa.Attach(srv)
 //	defer fa.Close()
+//	srv, err := fixtureagent.Start(ctx, cfg, fa)
 //
 // Pools: "workers" (the pool and threads models' worker goroutines, the
 // bulkhead's permits; unbounded in the goroutine model), "db" (the
@@ -14,6 +12,7 @@
 package fixtureagent
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"time"
@@ -109,4 +108,27 @@ func DBPool(db agent.PoolStats, st fixtures.DBStats) agent.PoolStats {
 func HTTPPool(f fixtures.FanoutStats) agent.PoolStats {
 	return agent.PoolStats{Kind: "http.Transport", Size: f.MaxConnsPerHost, InUse: int(f.ActiveConns), Waiting: int(f.WaitingForConn),
 		Acquired: f.Sent, Known: agent.Known{Waiting: true}}
+}
+
+// Start starts a fixture server with fa mounted at Prefix (after any routes
+// cfg already adds) and the server's pools registered with it. A nil fa
+// starts the fixture without the agent.
+func Start(ctx context.Context, cfg fixtures.Config, fa *FixtureAgent) (*fixtures.Server, error) {
+	if fa != nil {
+		extra := cfg.Routes
+		cfg.Routes = func(mux *http.ServeMux) {
+			if extra != nil {
+				extra(mux)
+			}
+			fa.Routes(mux)
+		}
+	}
+	srv, err := fixtures.Start(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if fa != nil {
+		fa.Attach(srv)
+	}
+	return srv, nil
 }

@@ -212,12 +212,10 @@ func (t *Tour) runModel(ctx context.Context, model fixtures.Model, live func(col
 	fcfg.Addr = "127.0.0.1:0"
 	fcfg.Model = model
 	fcfg.Workers = cfg.Workers
-	fcfg.Routes = fa.Routes
-	srv, err := fixtures.Start(ctx, fcfg)
+	srv, err := fixtureagent.Start(ctx, fcfg, fa)
 	if err != nil {
 		return nil, "", fmt.Errorf("starting the %s fixture: %w", model, err)
 	}
-	fa.Attach(srv)
 	defer func() {
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
