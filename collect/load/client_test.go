@@ -174,15 +174,17 @@ func FuzzReadResponse(f *testing.F) {
 // every connection after one response without saying so: each request is
 // answered, on a fresh connection when needed, and none is counted failed.
 func TestOpenModelSurvivesClosingTarget(t *testing.T) {
-	url := rawServer(t, false, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
-	res, err := Run(context.Background(), Config{URL: url, Rate: 200, Duration: 500 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := res.Phases[0]
-	if p.OK != 100 || p.Errors.Total() != 0 {
-		t.Errorf("ok %d errors %+v, want 100 answered and no error", p.OK, p.Errors)
-	}
+	engines(t, func(t *testing.T, goroutines bool) {
+		url := rawServer(t, false, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+		res, err := Run(context.Background(), Config{URL: url, Rate: 200, Duration: 500 * time.Millisecond, goroutines: goroutines})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := res.Phases[0]
+		if p.OK != 100 || p.Errors.Total() != 0 {
+			t.Errorf("ok %d errors %+v, want 100 answered and no error", p.OK, p.Errors)
+		}
+	})
 }
 
 // The net/http client (kept for comparison) works in both models.

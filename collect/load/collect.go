@@ -134,17 +134,21 @@ func (c *collector) drain(ps *phaseState) {
 	}
 	for i := range r.shards {
 		sh := &r.shards[i]
+		sh.mu.Lock()
+		rec := sh.recs[idx]
+		if rec == nil || rec.completed == 0 {
+			sh.mu.Unlock()
+			continue
+		}
+		sh.mu.Unlock()
+		// Histograms are large (about 270 KB each): a spare is made only for
+		// a shard in use, outside the lock.
 		spare := ps.spares[i]
 		if spare == nil {
 			spare = &phaseRec{lat: newHist(), svc: newHist(), lag: newHist()}
 		}
 		sh.mu.Lock()
-		rec := sh.recs[idx]
-		if rec == nil || rec.completed == 0 {
-			sh.mu.Unlock()
-			ps.spares[i] = spare
-			continue
-		}
+		rec = sh.recs[idx] // the same: only this goroutine swaps or clears it
 		sh.recs[idx] = spare
 		sh.mu.Unlock()
 

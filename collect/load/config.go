@@ -114,6 +114,9 @@ type Config struct {
 
 	// Client selects the HTTP client; "" means Lean.
 	Client Client
+	// goroutines makes the open model use a goroutine per connection even
+	// where the event loop runs (tests exercise both engines).
+	goroutines bool
 	// InsecureTLS skips verifying an https target's certificate (a local
 	// target with a self-signed one). By default the system's roots verify it.
 	InsecureTLS bool

@@ -35,36 +35,88 @@ const (
 	pipeDead                  // closed; the reader has exited or is exiting
 )
 
-// claimIdle claims an idle connection for t, stamping its send time, and
-// returns it with the conn to write on; nil when none is idle.
-func (r *runner) claimIdle(t ticket) (*pipeConn, net.Conn, time.Time) {
+// maxDials bounds the connections being dialled at once. Without a bound,
+// a burst of arrivals that finds no idle connection (a cold start at 20,000
+// req/s, or a target that briefly stalls) dials one connection per
+// request: the dials eat the CPU the responses need, fewer connections come
+// back idle, more are dialled, and the generator ends with thousands of
+// connections and a send lag of seconds. With the bound, a request due
+// while maxDials dials are under way waits in a FIFO for the first
+// connection that comes free (its send lag says how long), as an HTTP/1.1
+// client's connection pool does.
+const maxDials = 8
+
+// claim takes an idle connection for t, stamping its send time, and
+// returns it with the conn to write on. When none is idle it returns nil
+// and either starts a dial for t (dial true) or queues t for the next
+// connection that comes free (dial false).
+func (r *runner) claim(t ticket) (c *pipeConn, conn net.Conn, now time.Time, dial bool) {
+	r.pipeMu.Lock()
 	for {
-		r.pipeMu.Lock()
 		n := len(r.pipeIdle)
 		if n == 0 {
-			r.pipeMu.Unlock()
-			return nil, nil, time.Time{}
+			break
 		}
 		c := r.pipeIdle[n-1]
 		r.pipeIdle = r.pipeIdle[:n-1]
-		r.pipeMu.Unlock()
 		c.mu.Lock()
 		if c.state == pipeIdle && c.lc.conn != nil {
+			r.pipeMu.Unlock()
 			now := time.Now()
 			c.state, c.t, c.sent = pipeBusy, t, int64(now.Sub(r.start))
 			conn := c.lc.conn
 			c.mu.Unlock()
-			return c, conn, now
+			return c, conn, now, false
 		}
 		c.mu.Unlock() // died while idle: drop it
 	}
+	defer r.pipeMu.Unlock()
+	if r.dialing < maxDials {
+		r.dialing++
+		return nil, nil, time.Time{}, true
+	}
+	r.pipePending = append(r.pipePending, t)
+	return nil, nil, time.Time{}, false
 }
 
-// dispatchPipe sends t now, on an idle connection or, when none is idle, on
-// a new one dialled by a new reader goroutine.
+// nextPending pops the oldest queued request; r.pipeMu is held.
+func (r *runner) nextPending() (ticket, bool) {
+	if len(r.pipePending) == 0 {
+		return ticket{}, false
+	}
+	t := r.pipePending[0]
+	r.pipePending[0] = ticket{}
+	r.pipePending = r.pipePending[1:]
+	if len(r.pipePending) == 0 {
+		r.pipePending = r.pipePending[:0:0] // let the backing array go
+	}
+	return t, true
+}
+
+// dropPending releases the in-flight slots of requests still queued when
+// the run stops: they were never sent, so they have no outcome.
+func (r *runner) dropPending() {
+	r.pipeMu.Lock()
+	defer r.pipeMu.Unlock()
+	for {
+		t, ok := r.nextPending()
+		if !ok {
+			return
+		}
+		r.states[t.phase].inflight.Add(-1)
+		r.inflight.Add(-1)
+	}
+}
+
+// dispatchPipe sends t now: on an idle connection, on a new one dialled by
+// a new reader goroutine, or, when maxDials dials are under way, on the
+// first connection that comes free.
 func (r *runner) dispatchPipe(t ticket) {
-	c, conn, now := r.claimIdle(t)
+	c, conn, now, dial := r.claim(t)
 	if c == nil {
+		if !dial {
+			return // queued
+		}
 		id := r.workers
 		r.workers++
 		c = &pipeConn{r: r, lc: leanConn{t: r.target}, sh: &r.shards[id%len(r.shards)], state: pipeBusy, t: t}
@@ -85,16 +137,51 @@ func (r *runner) dispatchPipe(t ticket) {
 }
 
 // loop dials, sends the first request, then reads responses until the
-// connection dies or the run stops.
+// connection dies or the run stops. Between responses it sends the oldest
+// queued request itself before it goes idle; when its connection dies
+// while requests are queued, it dials again for the oldest one.
 func (c *pipeConn) loop() {
 	r := c.r
 	defer r.wg.Done()
 	c.mu.Lock()
 	t := c.t
 	c.mu.Unlock()
-	if !c.dialAndSend(t) {
-		return
+	for {
+		if c.dial(t) {
+			c.serve()
+		}
+		var ok bool
+		if t, ok = r.takeForDial(); !ok {
+			return
+		}
+		c.mu.Lock()
+		c.state, c.t = pipeBusy, t
+		c.mu.Unlock()
 	}
+}
+
+// takeForDial pops the oldest queued request for a goroutine whose
+// connection died, counting the dial it is about to make, unless the run
+// is stopping or maxDials dials are already under way (they serve the
+// queue).
+func (r *runner) takeForDial() (ticket, bool) {
+	r.pipeMu.Lock()
+	defer r.pipeMu.Unlock()
+	if r.stopping() || r.dialing >= maxDials {
+		return ticket{}, false
+	}
+	t, ok := r.nextPending()
+	if ok {
+		r.dialing++
+	}
+	return t, ok
+}
+
+// serve reads responses on c's open connection, whose request is in
+// flight, until the connection dies; the outcome of every request sent on
+// it is recorded.
+func (c *pipeConn) serve() {
+	r := c.r
 	for {
 		status, keep, started, err := c.lc.readResponse()
 		c.mu.Lock()
@@ -123,6 +210,7 @@ func (c *pipeConn) loop() {
 		}
 		c.lc.used = true
 		if keep {
+			// No deadline while idle (the driver sets one when it claims c).
 			if err := c.lc.conn.SetReadDeadline(time.Time{}); err != nil {
 				keep = false
 			}
@@ -133,16 +221,65 @@ func (c *pipeConn) loop() {
 			r.finish(c.sh, ps, t.intended, sent, status, nil)
 			return
 		}
-		c.mu.Lock()
-		c.state = pipeIdle
-		c.mu.Unlock()
-		// Idle before the slot is released, so the driver finds this
-		// connection instead of dialling another.
-		r.pipeMu.Lock()
-		r.pipeIdle = append(r.pipeIdle, c)
-		r.pipeMu.Unlock()
+		next, ok := c.idleOrNext()
 		r.finish(c.sh, ps, t.intended, sent, status, nil)
+		if ok && !c.send(next) {
+			return
+		}
 	}
+}
+
+// idleOrNext, after a response, takes the oldest queued request for c or,
+// when none is queued, puts c on the idle list. It runs before the
+// response's in-flight slot is released, so the driver finds c instead of
+// dialling another connection.
+func (c *pipeConn) idleOrNext() (ticket, bool) {
+	r := c.r
+	r.pipeMu.Lock()
+	defer r.pipeMu.Unlock()
+	if t, ok := r.nextPending(); ok {
+		c.mu.Lock()
+		c.t = t
+		c.mu.Unlock()
+		return t, true
+	}
+	c.mu.Lock()
+	c.state = pipeIdle
+	c.mu.Unlock()
+	r.pipeIdle = append(r.pipeIdle, c)
+	return ticket{}, false
+}
+
+// send writes queued request t on c's open connection, recording the
+// failure and reporting false when that fails.
+func (c *pipeConn) send(t ticket) bool {
+	r := c.r
+	now := time.Now()
+	sent := int64(now.Sub(r.start))
+	c.mu.Lock()
+	c.sent = sent
+	c.mu.Unlock()
+	err := c.lc.conn.SetReadDeadline(now.Add(r.timeout))
+	if err == nil {
+		_, err = c.lc.conn.Write(r.target.request)
+	}
+	if err != nil {
+		c.closeConn()
+		c.markDead()
+		r.finish(c.sh, r.states[t.phase], t.intended, sent, 0, err)
+		return false
+	}
+	return true
+}
+
+// dial makes a new connection's first dial and write, which r.dialing
+// counted.
+func (c *pipeConn) dial(t ticket) bool {
+	ok := c.dialAndSend(t)
+	c.r.pipeMu.Lock()
+	c.r.dialing--
+	c.r.pipeMu.Unlock()
+	return ok
 }
 
 // closeConn closes the connection; c.lc.conn is written under c.mu because

@@ -24,19 +24,23 @@ const (
 // Result is what Run measured. After an interrupted run (context cancelled)
 // it holds every phase that started, measured up to the interruption.
 type Result struct {
-	Target      string    `json:"target"`
-	Method      string    `json:"method"`
-	Model       string    `json:"model"` // "open" or "closed"
-	Arrivals    Arrivals  `json:"arrivals,omitempty"`
-	Seed        uint64    `json:"seed,omitempty"`
-	Users       int       `json:"users,omitempty"`
-	ThinkMS     float64   `json:"think_ms,omitempty"`
-	MaxInflight int       `json:"max_inflight"`
-	TimeoutS    float64   `json:"timeout_s"`
-	Client      Client    `json:"client"`
-	GOMAXPROCS  int       `json:"gomaxprocs"`
-	NumCPU      int       `json:"num_cpu"`
-	Start       time.Time `json:"start"` // the load's clock: every offset is from here
+	Target      string   `json:"target"`
+	Method      string   `json:"method"`
+	Model       string   `json:"model"` // "open" or "closed"
+	Arrivals    Arrivals `json:"arrivals,omitempty"`
+	Seed        uint64   `json:"seed,omitempty"`
+	Users       int      `json:"users,omitempty"`
+	ThinkMS     float64  `json:"think_ms,omitempty"`
+	MaxInflight int      `json:"max_inflight"`
+	TimeoutS    float64  `json:"timeout_s"`
+	Client      Client   `json:"client"`
+	// Engine says how requests were sent: "event-loop" (one goroutine owns
+	// every connection, Linux), "goroutines" (one per connection: https,
+	// other systems) or "users" (the closed model's one per user).
+	Engine     string    `json:"engine"`
+	GOMAXPROCS int       `json:"gomaxprocs"`
+	NumCPU     int       `json:"num_cpu"`
+	Start      time.Time `json:"start"` // the load's clock: every offset is from here
 	// ElapsedS is the run's wall time in seconds.
 	ElapsedS float64 `json:"elapsed_s"`
 	// Interrupted is true when the context was cancelled before the plan ended.

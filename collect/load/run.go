@@ -86,11 +86,19 @@ type runner struct {
 	idleReq []requester
 
 	// Open model, lean client: idle pipelined connections (pipe.go).
-	pipeMu   sync.Mutex
-	pipeIdle []*pipeConn
+	// Requests due while no connection was idle and maxDials were being
+	// dialled wait in pipePending, oldest first; dialing counts the dials.
+	pipeMu      sync.Mutex
+	pipeIdle    []*pipeConn
+	pipePending []ticket
+	dialing     int
 	// abandon is set when the run stops waiting for stragglers: their
 	// failures are then no outcome.
 	abandon atomic.Bool
+
+	// ev is the open model's event loop (evloop_linux.go), run by the
+	// driver goroutine; nil when the run uses goroutines per connection.
+	ev *evLoop
 
 	// sleeper times the driver's short waits; nil when unavailable.
 	sleeper *preciseSleeper
@@ -157,17 +165,32 @@ func newRunner(ctx context.Context, cfg *Config) (*runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	nShards := min(2*runtime.GOMAXPROCS(0), 8)
 	r := &runner{
 		cfg:     cfg,
 		ctx:     ctx,
 		target:  t,
 		conns:   conns,
 		plan:    makePlan(cfg),
-		shards:  make([]shard, nShards),
 		timeout: cfg.Timeout,
 		current: -1,
 	}
+	// The driver writes requests itself only when a write cannot block it:
+	// a request that fits easily in a socket buffer. Larger requests, and
+	// the net/http client, go through worker goroutines. Plain HTTP with
+	// the lean client runs on the event loop when the system has one.
+	pipelined := cfg.Users == 0 && cfg.Client == Lean && len(t.request) <= maxPipelinedRequest
+	if pipelined && t.tls == nil && !cfg.goroutines {
+		if l, err := newEvLoop(r); err == nil {
+			r.ev = l
+		}
+	}
+	// Outcomes are recorded into shards, so that reader goroutines seldom
+	// share a lock; the event loop is one goroutine and needs one.
+	nShards := min(2*runtime.GOMAXPROCS(0), 8)
+	if r.ev != nil {
+		nShards = 1
+	}
+	r.shards = make([]shard, nShards)
 	r.states = make([]*phaseState, len(r.plan))
 	for i, p := range r.plan {
 		if p.kind != Pause {
@@ -177,10 +200,7 @@ func newRunner(ctx context.Context, cfg *Config) (*runner, error) {
 	for i := range r.shards {
 		r.shards[i].recs = make([]*phaseRec, len(r.plan))
 	}
-	// The driver writes requests itself only when a write cannot block it:
-	// a request that fits easily in a socket buffer. Larger requests, and
-	// the net/http client, go through worker goroutines.
-	if cfg.Users == 0 && (cfg.Client != Lean || len(t.request) > maxPipelinedRequest) {
+	if cfg.Users == 0 && !pipelined {
 		r.tickets = make(chan ticket, cfg.MaxInflight)
 	}
 	return r, nil
@@ -198,6 +218,9 @@ func (r *runner) run() *Result {
 			r.sleeper.close()
 		}
 	}()
+	if r.ev != nil {
+		defer r.ev.close()
+	}
 	r.start = time.Now()
 	stopClose := context.AfterFunc(r.ctx, r.conns.closeAll)
 	defer stopClose()
@@ -223,11 +246,16 @@ func (r *runner) run() *Result {
 	// interrupted: then the connections are already closed.
 	r.waitIdle()
 	r.abandon.Store(true)
+	if r.ev != nil {
+		r.ev.shutdown()
+	}
 	r.conns.closeAll() // idle pipelined readers and stragglers stop
 	if r.tickets != nil {
 		close(r.tickets)
 	}
 	r.wg.Wait()
+	r.dropPending()
+
 	r.idleMu.Lock()
 	for _, q := range r.idleReq {
 		q.close()
@@ -244,6 +272,10 @@ func (r *runner) run() *Result {
 // waitIdle waits until nothing is in flight, the context is cancelled, or
 // a timeout's worth of time has passed.
 func (r *runner) waitIdle() {
+	if r.ev != nil {
+		r.ev.serveUntil(r.nowNS()+int64(r.timeout+time.Second), true)
+		return
+	}
 	deadline := time.Now().Add(r.timeout + time.Second)
 	for r.inflight.Load() > 0 && r.ctx.Err() == nil && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)
@@ -276,6 +308,8 @@ func (r *runner) drive(p phasePlan) {
 	}
 	end := start + int64(p.dur)
 	switch {
+	case p.kind == Pause && r.ev != nil:
+		r.ev.serveUntil(end, false)
 	case p.kind == Pause:
 		r.sleepUntil(end, true)
 	case p.users > 0:
@@ -339,6 +373,10 @@ func (r *runner) sleepUntil(t int64, precise bool) bool {
 // are already in flight, else sends it: itself on an idle pipelined
 // connection (lean client, pipe.go), or through a worker (net/http client).
 func (r *runner) openPhase(ps *phaseState, start, end int64) {
+	if r.ev != nil {
+		r.ev.pace(ps, start, end)
+		return
+	}
 	pc := newPacer(r.cfg.Arrivals, ps.plan.rate, start, r.cfg.Seed, ps.plan.index)
 	limit := int64(r.cfg.MaxInflight)
 	phase := int32(ps.plan.index)
@@ -556,6 +594,18 @@ func gcBetween(a, b gcSample) GCStats {
 	return st
 }
 
+// engine names how requests are sent (Result.Engine).
+func (r *runner) engine() string {
+	switch {
+	case r.cfg.Users > 0:
+		return "users"
+	case r.ev != nil:
+		return "event-loop"
+	default:
+		return "goroutines"
+	}
+}
+
 // result assembles the Result after the collector has finalised every phase.
 func (r *runner) result() *Result {
 	c := r.cfg
@@ -566,6 +616,7 @@ func (r *runner) result() *Result {
 		MaxInflight:       c.MaxInflight,
 		TimeoutS:          c.Timeout.Seconds(),
 		Client:            c.Client,
+		Engine:            r.engine(),
 		GOMAXPROCS:        runtime.GOMAXPROCS(0),
 		NumCPU:            runtime.NumCPU(),
 		Start:             r.start,

@@ -123,32 +123,34 @@ func TestOpenModelShowsStallAtP99(t *testing.T) {
 // A slow target and a small cap: requests due while the cap is full are not
 // sent, counted, and never reach the target.
 func TestNotSentAccounting(t *testing.T) {
-	srv, c := serve(t, sleepHandler(200*time.Millisecond))
-	res := mustRun(t, Config{URL: srv.URL, Rate: 100, Duration: time.Second, MaxInflight: 5})
-	p := one(t, res)
-	if p.Planned != 100 {
-		t.Errorf("planned = %d, want 100 (100 req/s for 1 s, uniform)", p.Planned)
-	}
-	if p.Sent+p.NotSent != p.Planned {
-		t.Errorf("sent %d + not sent %d != planned %d", p.Sent, p.NotSent, p.Planned)
-	}
-	// 5 slots x 1 s / 0.2 s = 25 requests fit, plus the first 5.
-	if p.Sent < 15 || p.Sent > 35 {
-		t.Errorf("sent = %d, want about 25-30 (5 slots of 200 ms for 1 s)", p.Sent)
-	}
-	if got := c.total.Load(); got != p.Sent {
-		t.Errorf("target received %d requests, generator says %d sent", got, p.Sent)
-	}
-	if peak := c.peakSeen.Load(); peak > 5 {
-		t.Errorf("target saw %d requests at once, want at most the cap 5", peak)
-	}
-	if p.PeakInFlight > 5 {
-		t.Errorf("peak in flight %d > cap 5", p.PeakInFlight)
-	}
-	v := hasVerdict(p, GeneratorBound)
-	if v == nil || v.Numbers["not_sent"] != float64(p.NotSent) {
-		t.Errorf("want a generator-bound verdict carrying not_sent=%d, got %v", p.NotSent, p.Verdicts)
-	}
+	engines(t, func(t *testing.T, goroutines bool) {
+		srv, c := serve(t, sleepHandler(200*time.Millisecond))
+		res := mustRun(t, Config{URL: srv.URL, Rate: 100, Duration: time.Second, MaxInflight: 5, goroutines: goroutines})
+		p := one(t, res)
+		if p.Planned != 100 {
+			t.Errorf("planned = %d, want 100 (100 req/s for 1 s, uniform)", p.Planned)
+		}
+		if p.Sent+p.NotSent != p.Planned {
+			t.Errorf("sent %d + not sent %d != planned %d", p.Sent, p.NotSent, p.Planned)
+		}
+		// 5 slots x 1 s / 0.2 s = 25 requests fit, plus the first 5.
+		if p.Sent < 15 || p.Sent > 35 {
+			t.Errorf("sent = %d, want about 25-30 (5 slots of 200 ms for 1 s)", p.Sent)
+		}
+		if got := c.total.Load(); got != p.Sent {
+			t.Errorf("target received %d requests, generator says %d sent", got, p.Sent)
+		}
+		if peak := c.peakSeen.Load(); peak > 5 {
+			t.Errorf("target saw %d requests at once, want at most the cap 5", peak)
+		}
+		if p.PeakInFlight > 5 {
+			t.Errorf("peak in flight %d > cap 5", p.PeakInFlight)
+		}
+		v := hasVerdict(p, GeneratorBound)
+		if v == nil || v.Numbers["not_sent"] != float64(p.NotSent) {
+			t.Errorf("want a generator-bound verdict carrying not_sent=%d, got %v", p.NotSent, p.Verdicts)
+		}
+	})
 }
 
 // Every closed-model result carries the users / (latency + think) ceiling.
@@ -179,52 +181,56 @@ func TestClosedModelCeilingVerdict(t *testing.T) {
 }
 
 func TestTimeoutsCounted(t *testing.T) {
-	release := make(chan struct{})
-	srv, _ := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case <-release:
-		case <-r.Context().Done():
+	engines(t, func(t *testing.T, goroutines bool) {
+		release := make(chan struct{})
+		srv, _ := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+		}))
+		defer close(release)
+		res := mustRun(t, Config{URL: srv.URL, Rate: 20, Duration: 500 * time.Millisecond, Timeout: 100 * time.Millisecond, goroutines: goroutines})
+		p := one(t, res)
+		if p.Sent == 0 || p.Errors.Timeout != p.Sent || p.Completed != p.Sent {
+			t.Fatalf("sent %d completed %d timeouts %d: want every request to time out", p.Sent, p.Completed, p.Errors.Timeout)
 		}
-	}))
-	defer close(release)
-	res := mustRun(t, Config{URL: srv.URL, Rate: 20, Duration: 500 * time.Millisecond, Timeout: 100 * time.Millisecond})
-	p := one(t, res)
-	if p.Sent == 0 || p.Errors.Timeout != p.Sent || p.Completed != p.Sent {
-		t.Fatalf("sent %d completed %d timeouts %d: want every request to time out", p.Sent, p.Completed, p.Errors.Timeout)
-	}
-	if p.OK != 0 || p.Errors.Connection != 0 || p.Errors.Other != 0 {
-		t.Errorf("ok %d connection %d other %d, want only timeouts", p.OK, p.Errors.Connection, p.Errors.Other)
-	}
-	// Timeouts are timed: at about the timeout.
-	if p.Latency.P50 < 90 || p.Latency.P50 > 400 {
-		t.Errorf("timed-out latency p50 = %.1f ms, want about 100", p.Latency.P50)
-	}
-	if hasVerdict(p, Errors) == nil {
-		t.Errorf("no errors verdict in %v", p.Verdicts)
-	}
+		if p.OK != 0 || p.Errors.Connection != 0 || p.Errors.Other != 0 {
+			t.Errorf("ok %d connection %d other %d, want only timeouts", p.OK, p.Errors.Connection, p.Errors.Other)
+		}
+		// Timeouts are timed: at about the timeout.
+		if p.Latency.P50 < 90 || p.Latency.P50 > 400 {
+			t.Errorf("timed-out latency p50 = %.1f ms, want about 100", p.Latency.P50)
+		}
+		if hasVerdict(p, Errors) == nil {
+			t.Errorf("no errors verdict in %v", p.Verdicts)
+		}
+	})
 }
 
 func TestRefusedConnectionsCounted(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close() // nothing listens there now
-	for _, cfg := range []Config{
-		{URL: "http://" + addr + "/", Rate: 50, Duration: 300 * time.Millisecond},
-		{URL: "http://" + addr + "/", Users: 2, Duration: 300 * time.Millisecond},
-	} {
-		res := mustRun(t, cfg)
-		p := one(t, res)
-		if p.Sent == 0 || p.Errors.Connection != p.Sent || p.OK != 0 {
-			t.Errorf("%s model: sent %d connection errors %d ok %d: want every request refused",
-				res.Model, p.Sent, p.Errors.Connection, p.OK)
+	engines(t, func(t *testing.T, goroutines bool) {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
 		}
-		if p.Latency.Count != 0 {
-			t.Errorf("%s model: %d refused requests were timed as latencies", res.Model, p.Latency.Count)
+		addr := ln.Addr().String()
+		ln.Close() // nothing listens there now
+		for _, cfg := range []Config{
+			{URL: "http://" + addr + "/", Rate: 50, Duration: 300 * time.Millisecond, goroutines: goroutines},
+			{URL: "http://" + addr + "/", Users: 2, Duration: 300 * time.Millisecond},
+		} {
+			res := mustRun(t, cfg)
+			p := one(t, res)
+			if p.Sent == 0 || p.Errors.Connection != p.Sent || p.OK != 0 {
+				t.Errorf("%s model: sent %d connection errors %d ok %d: want every request refused",
+					res.Model, p.Sent, p.Errors.Connection, p.OK)
+			}
+			if p.Latency.Count != 0 {
+				t.Errorf("%s model: %d refused requests were timed as latencies", res.Model, p.Latency.Count)
+			}
 		}
-	}
+	})
 }
 
 // A ladder with a warm-up and pauses: phases in order, exact planned counts
@@ -384,55 +390,57 @@ func sqrt(x float64) float64 {
 // Against a stalled target, the generator's goroutines and memory stay
 // within what the in-flight cap implies, whatever the offered rate.
 func TestMemoryBoundedAgainstStalledTarget(t *testing.T) {
-	release := make(chan struct{})
-	srv, c := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case <-release:
-		case <-r.Context().Done():
+	engines(t, func(t *testing.T, goroutines bool) {
+		release := make(chan struct{})
+		srv, c := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+		}))
+		defer close(release)
+		runtime.GC()
+		var before runtime.MemStats
+		runtime.ReadMemStats(&before)
+		var peakG int
+		var peakHeap uint64
+		const limit = 50
+		cfg := Config{URL: srv.URL, Rate: 2000, Duration: time.Second, MaxInflight: limit, Timeout: 3 * time.Second, goroutines: goroutines,
+			ProgressEvery: 50 * time.Millisecond,
+			Progress: func(Progress) {
+				var m runtime.MemStats
+				runtime.ReadMemStats(&m)
+				peakHeap = max(peakHeap, m.HeapInuse)
+				peakG = max(peakG, generatorGoroutines())
+			}}
+		ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+		defer cancel()
+		res, err := Run(ctx, cfg) // cancelled after the phase: stalled requests are abandoned
+		if err != nil {
+			t.Fatal(err)
 		}
-	}))
-	defer close(release)
-	runtime.GC()
-	var before runtime.MemStats
-	runtime.ReadMemStats(&before)
-	var peakG int
-	var peakHeap uint64
-	const limit = 50
-	cfg := Config{URL: srv.URL, Rate: 2000, Duration: time.Second, MaxInflight: limit, Timeout: 3 * time.Second,
-		ProgressEvery: 50 * time.Millisecond,
-		Progress: func(Progress) {
-			var m runtime.MemStats
-			runtime.ReadMemStats(&m)
-			peakHeap = max(peakHeap, m.HeapInuse)
-			peakG = max(peakG, generatorGoroutines())
-		}}
-	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
-	defer cancel()
-	res, err := Run(ctx, cfg) // cancelled after the phase: stalled requests are abandoned
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := one(t, res)
-	if p.Sent != limit || p.NotSent != p.Planned-limit {
-		t.Errorf("sent %d not sent %d of %d planned: want exactly the cap (%d) sent", p.Sent, p.NotSent, p.Planned, limit)
-	}
-	if p.Planned < 1900 {
-		t.Errorf("planned %d, want about 2000", p.Planned)
-	}
-	if got := c.total.Load(); got > limit {
-		t.Errorf("target received %d requests, cap is %d", got, limit)
-	}
-	t.Logf("peak generator goroutines: %d", peakG)
-	// One worker goroutine per slot, plus the collector and Run's own.
-	if peakG > limit+2 {
-		t.Errorf("the generator ran %d goroutines, want at most the cap %d + 2", peakG, limit)
-	}
-	if grow := int64(peakHeap) - int64(before.HeapInuse); grow > 64<<20 {
-		t.Errorf("heap in use grew by %d MiB against a stalled target", grow>>20)
-	}
-	if !res.Interrupted {
-		t.Errorf("run cancelled while requests were stalled should be marked interrupted")
-	}
+		p := one(t, res)
+		if p.Sent != limit || p.NotSent != p.Planned-limit {
+			t.Errorf("sent %d not sent %d of %d planned: want exactly the cap (%d) sent", p.Sent, p.NotSent, p.Planned, limit)
+		}
+		if p.Planned < 1900 {
+			t.Errorf("planned %d, want about 2000", p.Planned)
+		}
+		if got := c.total.Load(); got > limit {
+			t.Errorf("target received %d requests, cap is %d", got, limit)
+		}
+		t.Logf("peak generator goroutines: %d", peakG)
+		// One worker goroutine per slot, plus the collector and Run's own.
+		if peakG > limit+2 {
+			t.Errorf("the generator ran %d goroutines, want at most the cap %d + 2", peakG, limit)
+		}
+		if grow := int64(peakHeap) - int64(before.HeapInuse); grow > 64<<20 {
+			t.Errorf("heap in use grew by %d MiB against a stalled target", grow>>20)
+		}
+		if !res.Interrupted {
+			t.Errorf("run cancelled while requests were stalled should be marked interrupted")
+		}
+	})
 }
 
 // generatorGoroutines counts the goroutines running this package's code.
@@ -458,36 +466,38 @@ func generatorGoroutines() int {
 
 // Cancelling the context stops the run at once and keeps what was measured.
 func TestInterruptKeepsPartialResult(t *testing.T) {
-	srv, _ := serve(t, sleepHandler(2*time.Second))
-	ctx, cancel := context.WithCancel(context.Background())
-	var once sync.Once
-	cfg := Config{URL: srv.URL, Rates: []float64{100, 200}, Duration: 5 * time.Second,
-		ProgressEvery: 50 * time.Millisecond,
-		Progress: func(p Progress) {
-			if p.Elapsed > 300*time.Millisecond {
-				once.Do(cancel)
-			}
-		}}
-	t0 := time.Now()
-	res, err := Run(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if took := time.Since(t0); took > 2*time.Second {
-		t.Errorf("Run took %v after cancellation, want it to stop at once", took)
-	}
-	p := one(t, res)
-	if !res.Interrupted || p.Sent < 20 || p.Unfinished != p.Sent || p.Errors.Total() != 0 {
-		t.Errorf("interrupted %v sent %d unfinished %d errors %d: want the abandoned requests unfinished, not errors",
-			res.Interrupted, p.Sent, p.Unfinished, p.Errors.Total())
-	}
-	if p.DurationS > 1 {
-		t.Errorf("interrupted phase lasted %.2f s, want its measured part only", p.DurationS)
-	}
-	var buf bytes.Buffer
-	if err := Table(&buf, res); err != nil || !strings.Contains(buf.String(), "INTERRUPTED") {
-		t.Errorf("table of an interrupted run: %v\n%s", err, buf.String())
-	}
+	engines(t, func(t *testing.T, goroutines bool) {
+		srv, _ := serve(t, sleepHandler(2*time.Second))
+		ctx, cancel := context.WithCancel(context.Background())
+		var once sync.Once
+		cfg := Config{URL: srv.URL, Rates: []float64{100, 200}, Duration: 5 * time.Second, goroutines: goroutines,
+			ProgressEvery: 50 * time.Millisecond,
+			Progress: func(p Progress) {
+				if p.Elapsed > 300*time.Millisecond {
+					once.Do(cancel)
+				}
+			}}
+		t0 := time.Now()
+		res, err := Run(ctx, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if took := time.Since(t0); took > 2*time.Second {
+			t.Errorf("Run took %v after cancellation, want it to stop at once", took)
+		}
+		p := one(t, res)
+		if !res.Interrupted || p.Sent < 20 || p.Unfinished != p.Sent || p.Errors.Total() != 0 {
+			t.Errorf("interrupted %v sent %d unfinished %d errors %d: want the abandoned requests unfinished, not errors",
+				res.Interrupted, p.Sent, p.Unfinished, p.Errors.Total())
+		}
+		if p.DurationS > 1 {
+			t.Errorf("interrupted phase lasted %.2f s, want its measured part only", p.DurationS)
+		}
+		var buf bytes.Buffer
+		if err := Table(&buf, res); err != nil || !strings.Contains(buf.String(), "INTERRUPTED") {
+			t.Errorf("table of an interrupted run: %v\n%s", err, buf.String())
+		}
+	})
 }
 
 func TestHLogMergeable(t *testing.T) {

@@ -21,8 +21,8 @@ func Table(w io.Writer, res *Result) error {
 	if res.Model == "closed" {
 		model = fmt.Sprintf("closed model, %d users, think %s", res.Users, time.Duration(res.ThinkMS*1e6))
 	}
-	fmt.Fprintf(&b, "%s %s: %s, in-flight cap %d, timeout %s, client %s, GOMAXPROCS %d\n",
-		res.Method, res.Target, model, res.MaxInflight, time.Duration(res.TimeoutS*1e9), res.Client, res.GOMAXPROCS)
+	fmt.Fprintf(&b, "%s %s: %s, in-flight cap %d, timeout %s, client %s (%s), GOMAXPROCS %d\n",
+		res.Method, res.Target, model, res.MaxInflight, time.Duration(res.TimeoutS*1e9), res.Client, res.Engine, res.GOMAXPROCS)
 	if res.Interrupted {
 		fmt.Fprintf(&b, "INTERRUPTED after %.1f s: figures cover what was measured until then\n", res.ElapsedS)
 	}

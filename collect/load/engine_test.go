@@ -1,0 +1,160 @@
+package load
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net"
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// engines runs f once per open-model engine: the event loop (where the
+// system has one) and a goroutine per connection.
+func engines(t *testing.T, f func(t *testing.T, goroutines bool)) {
+	t.Helper()
+	for _, g := range []bool{false, true} {
+		name := "event-loop"
+		if g {
+			name = "goroutines"
+		}
+		t.Run(name, func(t *testing.T) { f(t, g) })
+	}
+}
+
+func hasEventLoop() bool {
+	return runtime.GOOS == "linux" && (runtime.GOARCH == "amd64" || runtime.GOARCH == "arm64")
+}
+
+// The result names the engine that sent the requests.
+func TestEngineReported(t *testing.T) {
+	srv, _ := serve(t, sleepHandler(0))
+	for _, tc := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{URL: srv.URL, Rate: 100, Duration: 100 * time.Millisecond}, "event-loop"},
+		{Config{URL: srv.URL, Rate: 100, Duration: 100 * time.Millisecond, goroutines: true}, "goroutines"},
+		{Config{URL: srv.URL, Rate: 100, Duration: 100 * time.Millisecond, Client: NetHTTP}, "goroutines"},
+		{Config{URL: srv.URL, Users: 1, Duration: 100 * time.Millisecond}, "users"},
+	} {
+		if tc.want == "event-loop" && !hasEventLoop() {
+			tc.want = "goroutines"
+		}
+		res := mustRun(t, tc.cfg)
+		if res.Engine != tc.want {
+			t.Errorf("%+v: engine %q, want %q", tc.cfg, res.Engine, tc.want)
+		}
+		if p := one(t, res); p.OK != p.Sent || p.Sent == 0 {
+			t.Errorf("%q: sent %d ok %d", res.Engine, p.Sent, p.OK)
+		}
+	}
+}
+
+// Every response shape the parsers know arrives intact over keep-alive
+// connections, in both engines.
+func TestEnginesReadResponses(t *testing.T) {
+	engines(t, func(t *testing.T, goroutines bool) {
+		for _, tc := range parseCases {
+			url := rawServer(t, false, tc.resp, tc.resp, tc.resp, tc.resp)
+			res := mustRun(t, Config{URL: url, Method: tc.method, Rate: 100, Duration: 100 * time.Millisecond, goroutines: goroutines})
+			p := one(t, res)
+			if p.Sent != 10 || p.Completed != 10 || p.Errors.Total() != p.Errors.Status {
+				t.Errorf("%s: sent %d completed %d errors %+v, want 10 answered", tc.name, p.Sent, p.Completed, p.Errors)
+			}
+		}
+	})
+}
+
+// A server that reads the next request on a kept-alive connection and then
+// closes it unanswered (the race of a server closing an idle connection
+// just as the client reuses it): the request is retried once on a fresh
+// connection, so every request is answered and none counts as an error.
+func TestEnginesRetryStaleConnection(t *testing.T) {
+	engines(t, func(t *testing.T, goroutines bool) {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var dropped atomic.Int64
+		done := make(chan struct{})
+		t.Cleanup(func() { ln.Close(); <-done })
+		go func() {
+			defer close(done)
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				br := bufio.NewReader(c)
+				if readRequest(br) {
+					io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+					if readRequest(br) {
+						dropped.Add(1)
+					}
+				}
+				c.Close()
+			}
+		}()
+		res := mustRun(t, Config{URL: "http://" + ln.Addr().String() + "/", Rate: 200, Duration: 300 * time.Millisecond, goroutines: goroutines})
+		p := one(t, res)
+		if p.OK != 60 || p.Errors.Total() != 0 {
+			t.Errorf("ok %d errors %+v, want all 60 answered", p.OK, p.Errors)
+		}
+		if dropped.Load() == 0 {
+			t.Errorf("the server never dropped a reused connection's request: the retry went untested")
+		}
+	})
+}
+
+// A cold start at a rate that needs more connections than maxDials at
+// once: requests wait for the first free connection, and every one is
+// sent and answered.
+func TestEnginesColdStartManyConnections(t *testing.T) {
+	engines(t, func(t *testing.T, goroutines bool) {
+		srv, c := serve(t, sleepHandler(30*time.Millisecond))
+		res := mustRun(t, Config{URL: srv.URL, Rate: 2000, Duration: 300 * time.Millisecond, goroutines: goroutines})
+		p := one(t, res)
+		if p.Sent != 600 || p.OK != 600 || p.NotSent != 0 {
+			t.Errorf("sent %d ok %d not sent %d, want all 600 answered", p.Sent, p.OK, p.NotSent)
+		}
+		// 2,000 req/s x 30 ms: about 60 in progress at once.
+		if peak := c.peakSeen.Load(); peak < 40 {
+			t.Errorf("target saw at most %d requests at once, want about 60", peak)
+		}
+	})
+}
+
+// Cancelling a run against a target that never accepts (connections land
+// in its backlog; nothing is ever answered) stops at once and accounts for
+// every request sent.
+func TestEnginesCancelWhileDialling(t *testing.T) {
+	engines(t, func(t *testing.T, goroutines bool) {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 400*time.Millisecond)
+		defer cancel()
+		t0 := time.Now()
+		res, err := Run(ctx, Config{URL: "http://" + ln.Addr().String() + "/", Rate: 500, Duration: 2 * time.Second,
+			Timeout: 5 * time.Second, goroutines: goroutines})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if took := time.Since(t0); took > 2*time.Second {
+			t.Errorf("Run took %v after cancellation", took)
+		}
+		p := one(t, res)
+		if !res.Interrupted || p.Sent == 0 || p.OK != 0 {
+			t.Errorf("interrupted %v sent %d ok %d", res.Interrupted, p.Sent, p.OK)
+		}
+		if p.Completed+p.Unfinished != p.Sent {
+			t.Errorf("completed %d + unfinished %d != sent %d: requests lost", p.Completed, p.Unfinished, p.Sent)
+		}
+	})
+}
+

@@ -1,0 +1,500 @@
+//go:build linux && (amd64 || arm64)
+
+package load
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"sync"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// evLoop is the open model's engine for plain-HTTP targets with the lean
+// client: one event loop, run by the driver goroutine itself, owns every
+// connection. It paces the arrivals, writes each request at its send time,
+// and reads every response, waiting in epoll_pwait2 with a nanosecond
+// timeout for whichever comes first: the next send, a response, or a
+// request's deadline. This is wrk's design. Compared with a goroutine per
+// connection it saves, per request, a goroutine wake-up, a netpoller
+// hand-off, a futex wake of an idle thread and a read that finds nothing;
+// on a 2-core machine shared with its target those were most of the
+// generator's CPU and of its send lag (bench/README.md has the figures).
+//
+// The loop needs Linux 5.11 (epoll_pwait2); newEvLoop fails on older
+// kernels and the runner falls back to a goroutine per connection.
+type evLoop struct {
+	r      *runner
+	sh     *shard // the runner's only shard, set at the first phase
+	ep     int    // epoll
+	wake   int    // eventfd written when the run's context is cancelled
+	sa     unix.Sockaddr
+	family int
+
+	conns   []*evConn // by fd
+	idle    []*evConn // keep-alive connections with nothing in flight, newest last
+	pending []ticket  // due while nothing was idle and maxDials were being dialled
+	dialing int       // connections being dialled
+	expiry  []expiry  // deadlines in send order (every request has the same timeout)
+	expHead int
+
+	events []unix.EpollEvent
+	buf    []byte // one read buffer: the loop reads one connection at a time
+
+	wakeMu     sync.Mutex
+	wakeClosed bool
+	stopWake   func() bool
+}
+
+// evConn is one connection of the loop.
+type evConn struct {
+	fd      int
+	state   evState
+	t       ticket // the request in flight, when busy or dialling
+	sent    int64  // when t was sent (for a new connection: when its dial began)
+	seq     uint64 // bumped at every send and close: stale expiry entries don't match
+	used    bool   // a response arrived on it: a reused connection
+	retried bool   // t is already a retry of a request that met a stale connection
+	p       respParser
+}
+
+type evState uint8
+
+const (
+	evDialing evState = iota
+	evBusy
+	evIdle
+	evClosed
+)
+
+type expiry struct {
+	c   *evConn
+	seq uint64
+	at  int64
+}
+
+var (
+	errShortWrite = errors.New("short write of the request")
+	errClosedRun  = errors.New("run stopped")
+)
+
+// newEvLoop resolves the target and sets the loop up; an error means the
+// runner uses goroutines instead.
+func newEvLoop(r *runner) (*evLoop, error) {
+	addr, err := net.ResolveTCPAddr("tcp", r.target.addr)
+	if err != nil {
+		return nil, err
+	}
+	l := &evLoop{r: r, ep: -1, wake: -1,
+		events: make([]unix.EpollEvent, 256), buf: make([]byte, 64<<10)}
+	if ip4 := addr.IP.To4(); ip4 != nil {
+		l.sa, l.family = &unix.SockaddrInet4{Port: addr.Port, Addr: [4]byte(ip4)}, unix.AF_INET
+	} else {
+		sa := &unix.SockaddrInet6{Port: addr.Port, Addr: [16]byte(addr.IP.To16())}
+		if addr.Zone != "" {
+			if ifi, err := net.InterfaceByName(addr.Zone); err == nil {
+				sa.ZoneId = uint32(ifi.Index)
+			}
+		}
+		l.sa, l.family = sa, unix.AF_INET6
+	}
+	if l.ep, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err != nil {
+		return nil, fmt.Errorf("epoll_create1: %w", err)
+	}
+	if l.wake, err = unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC); err != nil {
+		l.close()
+		return nil, fmt.Errorf("eventfd: %w", err)
+	}
+	if err := l.ctl(unix.EPOLL_CTL_ADD, l.wake, unix.EPOLLIN); err != nil {
+		l.close()
+		return nil, err
+	}
+	if _, err := l.wait(0); err != nil { // epoll_pwait2 is there (Linux 5.11)
+		l.close()
+		return nil, err
+	}
+	l.stopWake = context.AfterFunc(r.ctx, l.signal)
+	return l, nil
+}
+
+// signal wakes the loop (from the context's AfterFunc).
+func (l *evLoop) signal() {
+	l.wakeMu.Lock()
+	defer l.wakeMu.Unlock()
+	if !l.wakeClosed {
+		var one = [8]byte{1}
+		_, _ = unix.Write(l.wake, one[:])
+	}
+}
+
+// close releases the loop's descriptors; shutdown has closed the
+// connections.
+func (l *evLoop) close() {
+	if l.stopWake != nil {
+		l.stopWake()
+	}
+	l.wakeMu.Lock()
+	l.wakeClosed = true
+	if l.wake >= 0 {
+		unix.Close(l.wake)
+	}
+	l.wakeMu.Unlock()
+	if l.ep >= 0 {
+		unix.Close(l.ep)
+	}
+}
+
+func (l *evLoop) ctl(op, fd int, events uint32) error {
+	ev := unix.EpollEvent{Events: events, Fd: int32(fd)}
+	if err := unix.EpollCtl(l.ep, op, fd, &ev); err != nil {
+		return fmt.Errorf("epoll_ctl: %w", err)
+	}
+	return nil
+}
+
+// wait is epoll_pwait2 with a timeout of d (0: return at once).
+func (l *evLoop) wait(d int64) (int, error) {
+	ts := unix.NsecToTimespec(max(d, 0))
+	n, _, errno := unix.Syscall6(unix.SYS_EPOLL_PWAIT2, uintptr(l.ep),
+		uintptr(unsafe.Pointer(&l.events[0])), uintptr(len(l.events)),
+		uintptr(unsafe.Pointer(&ts)), 0, 0)
+	switch errno {
+	case 0:
+		return int(n), nil
+	case unix.EINTR:
+		return 0, nil
+	default:
+		return 0, fmt.Errorf("epoll_pwait2: %w", errno)
+	}
+}
+
+// pace runs an open phase: it sends each arrival at its intended time from
+// start to end, serving responses in between.
+func (l *evLoop) pace(ps *phaseState, start, end int64) {
+	r := l.r
+	l.sh = &r.shards[0]
+	pc := newPacer(r.cfg.Arrivals, ps.plan.rate, start, r.cfg.Seed, ps.plan.index)
+	limit := int64(r.cfg.MaxInflight)
+	phase := int32(ps.plan.index)
+	due := pc.next()
+	for r.ctx.Err() == nil {
+		now := r.nowNS()
+		for due <= now && due < end {
+			ps.planned.Add(1)
+			if r.inflight.Load() >= limit {
+				ps.notSent.Add(1)
+			} else {
+				r.inflight.Add(1)
+				ps.inflight.Add(1)
+				ps.sent.Add(1)
+				l.dispatch(ticket{phase: phase, intended: due})
+			}
+			due = pc.next()
+		}
+		if due >= end && now >= end {
+			return
+		}
+		l.expire(now)
+		l.poll(min(due, end, l.nextExpiry()) - r.nowNS())
+	}
+}
+
+// serveUntil serves responses until end on the run's clock, or until
+// nothing is in flight when untilIdle is set, or the context is cancelled.
+func (l *evLoop) serveUntil(end int64, untilIdle bool) {
+	r := l.r
+	for r.ctx.Err() == nil {
+		now := r.nowNS()
+		l.expire(now)
+		if now >= end || (untilIdle && r.inflight.Load() == 0) {
+			return
+		}
+		l.poll(min(end, l.nextExpiry()) - now)
+	}
+}
+
+// poll waits up to d for events and handles them.
+func (l *evLoop) poll(d int64) {
+	n, err := l.wait(d)
+	if err != nil { // EBADF/EINVAL: nothing to wait on; don't spin
+		time.Sleep(time.Duration(max(d, 0)))
+		return
+	}
+	for _, ev := range l.events[:n] {
+		fd := int(ev.Fd)
+		if fd == l.wake {
+			var b [8]byte
+			_, _ = unix.Read(l.wake, b[:])
+			continue
+		}
+		if fd >= len(l.conns) || l.conns[fd] == nil {
+			continue
+		}
+		c := l.conns[fd]
+		if c.state == evDialing {
+			l.connected(c)
+			continue
+		}
+		l.readable(c)
+	}
+}
+
+// dispatch sends t on an idle connection, on a new one, or, when maxDials
+// dials are under way, on the first connection that comes free.
+func (l *evLoop) dispatch(t ticket) {
+	for len(l.idle) > 0 {
+		c := l.idle[len(l.idle)-1]
+		l.idle = l.idle[:len(l.idle)-1]
+		if c.state == evIdle {
+			l.send(c, t, l.r.nowNS())
+			return
+		}
+	}
+	if l.dialing < maxDials {
+		l.dial(t, false)
+		return
+	}
+	l.pending = append(l.pending, t)
+}
+
+// refill dials for queued requests while dials are free.
+func (l *evLoop) refill() {
+	for len(l.pending) > 0 && l.dialing < maxDials && !l.r.stopping() {
+		t := l.pending[0]
+		l.pending[0] = ticket{}
+		l.pending = l.pending[1:]
+		l.dial(t, false)
+	}
+}
+
+// dial opens a non-blocking connection for t.
+func (l *evLoop) dial(t ticket, retried bool) {
+	r := l.r
+	now := r.nowNS()
+	fd, err := unix.Socket(l.family, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, unix.IPPROTO_TCP)
+	if err != nil {
+		r.finish(l.sh, r.states[t.phase], t.intended, now, 0, os.NewSyscallError("socket", err))
+		return
+	}
+	_ = unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
+	c := &evConn{fd: fd, state: evDialing, t: t, sent: now, retried: retried, p: respParser{head: r.target.head}}
+	r.workers++
+	err = unix.Connect(fd, l.sa)
+	switch {
+	case err == nil || err == unix.EINPROGRESS:
+		if cerr := l.ctl(unix.EPOLL_CTL_ADD, fd, unix.EPOLLIN|unix.EPOLLOUT|unix.EPOLLRDHUP); cerr != nil {
+			unix.Close(fd)
+			r.finish(l.sh, r.states[t.phase], t.intended, now, 0, cerr)
+			return
+		}
+	default:
+		unix.Close(fd)
+		r.finish(l.sh, r.states[t.phase], t.intended, now, 0, os.NewSyscallError("connect", err))
+		return
+	}
+	for fd >= len(l.conns) {
+		l.conns = append(l.conns, nil)
+	}
+	l.conns[fd] = c
+	l.dialing++
+	c.seq++
+	l.expiry = append(l.expiry, expiry{c: c, seq: c.seq, at: now + int64(r.timeout)})
+}
+
+// connected completes c's dial and writes its first request.
+func (l *evLoop) connected(c *evConn) {
+	soerr, err := unix.GetsockoptInt(c.fd, unix.SOL_SOCKET, unix.SO_ERROR)
+	if err == nil && soerr != 0 {
+		err = unix.Errno(soerr)
+	}
+	if err == unix.EINPROGRESS || err == unix.EALREADY {
+		return
+	}
+	if err != nil {
+		l.fail(c, os.NewSyscallError("connect", err)) // closeConn counts the dial done
+		return
+	}
+	l.dialing--
+	c.state = evBusy
+	if err := l.ctl(unix.EPOLL_CTL_MOD, c.fd, unix.EPOLLIN|unix.EPOLLRDHUP); err != nil {
+		l.fail(c, err)
+		return
+	}
+	l.write(c)
+	l.refill()
+}
+
+// send writes t on idle connection c.
+func (l *evLoop) send(c *evConn, t ticket, now int64) {
+	c.t, c.sent = t, now
+	c.seq++
+	l.expiry = append(l.expiry, expiry{c: c, seq: c.seq, at: now + int64(l.r.timeout)})
+	l.write(c)
+}
+
+// write writes c's request; c.t, c.sent and its expiry are set.
+func (l *evLoop) write(c *evConn) {
+	c.state = evBusy
+	c.p.reset()
+	n, err := unix.Write(c.fd, l.r.target.request)
+	switch {
+	case err != nil:
+		l.fail(c, os.NewSyscallError("write", err))
+	case n < len(l.r.target.request):
+		l.fail(c, errShortWrite)
+	}
+}
+
+// readable reads what arrived on c.
+func (l *evLoop) readable(c *evConn) {
+	n, err := unix.Read(c.fd, l.buf)
+	if err == unix.EAGAIN || err == unix.EINTR {
+		return
+	}
+	if c.state != evBusy { // a close or garbage while idle: no request lost
+		l.closeConn(c)
+		return
+	}
+	switch {
+	case err != nil:
+		l.fail(c, os.NewSyscallError("read", err))
+	case n == 0:
+		if c.p.eof() {
+			l.complete(c, false)
+			return
+		}
+		if c.p.started {
+			l.fail(c, io.ErrUnexpectedEOF)
+		} else {
+			l.fail(c, io.EOF)
+		}
+	default:
+		done, _, perr := c.p.feed(l.buf[:n])
+		switch {
+		case perr != nil:
+			l.fail(c, perr)
+		case done:
+			l.complete(c, c.p.keep)
+		}
+	}
+}
+
+// complete records c's response and reuses or closes c.
+func (l *evLoop) complete(c *evConn, keep bool) {
+	r := l.r
+	t, sent, status := c.t, c.sent, c.p.status
+	c.used = true
+	c.retried = false
+	c.seq++
+	if keep {
+		if len(l.pending) > 0 {
+			next := l.pending[0]
+			l.pending[0] = ticket{}
+			l.pending = l.pending[1:]
+			r.finish(l.sh, r.states[t.phase], t.intended, sent, status, nil)
+			l.send(c, next, r.nowNS())
+			return
+		}
+		c.state = evIdle
+		l.idle = append(l.idle, c)
+	} else {
+		l.closeConn(c)
+	}
+	r.finish(l.sh, r.states[t.phase], t.intended, sent, status, nil)
+	if !keep {
+		l.refill()
+	}
+}
+
+// fail closes c and records err as its request's outcome, or retries the
+// request once on a fresh connection when a reused connection failed
+// before any byte of the response (the server closed it while idle).
+func (l *evLoop) fail(c *evConn, err error) {
+	r := l.r
+	t, sent := c.t, c.sent
+	stale := c.used && !c.p.started && !c.retried && !isTimeout(err) && !r.stopping()
+	l.closeConn(c)
+	if stale {
+		l.dial(t, true)
+		return
+	}
+	r.finish(l.sh, r.states[t.phase], t.intended, sent, 0, err)
+	l.refill()
+}
+
+// closeConn closes c's descriptor; its request, if any, is the caller's.
+func (l *evLoop) closeConn(c *evConn) {
+	if c.state == evClosed {
+		return
+	}
+	if c.state == evDialing {
+		l.dialing--
+	}
+	c.state = evClosed
+	c.seq++
+	l.conns[c.fd] = nil
+	unix.Close(c.fd)
+}
+
+// expire fails every request whose deadline has passed.
+func (l *evLoop) expire(now int64) {
+	for l.expHead < len(l.expiry) {
+		e := l.expiry[l.expHead]
+		live := e.seq == e.c.seq && (e.c.state == evBusy || e.c.state == evDialing)
+		if live && e.at > now {
+			break
+		}
+		l.expiry[l.expHead] = expiry{}
+		l.expHead++
+		if live {
+			l.fail(e.c, os.ErrDeadlineExceeded)
+		}
+	}
+	if l.expHead > 1024 && l.expHead*2 > len(l.expiry) {
+		n := copy(l.expiry, l.expiry[l.expHead:])
+		clear(l.expiry[n:])
+		l.expiry = l.expiry[:n]
+		l.expHead = 0
+	}
+}
+
+// nextExpiry is the earliest live deadline, or far in the future.
+func (l *evLoop) nextExpiry() int64 {
+	for l.expHead < len(l.expiry) {
+		e := l.expiry[l.expHead]
+		if e.seq == e.c.seq && (e.c.state == evBusy || e.c.state == evDialing) {
+			return e.at
+		}
+		l.expiry[l.expHead] = expiry{}
+		l.expHead++
+	}
+	return 1<<63 - 1
+}
+
+// shutdown closes every connection; the requests in flight and queued get
+// no outcome (the run is stopping) and release their slots.
+func (l *evLoop) shutdown() {
+	r := l.r
+	for _, c := range l.conns {
+		if c == nil {
+			continue
+		}
+		busy := c.state == evBusy || c.state == evDialing
+		t, sent := c.t, c.sent
+		l.closeConn(c)
+		if busy {
+			r.finish(l.sh, r.states[t.phase], t.intended, sent, 0, errClosedRun)
+		}
+	}
+	for _, t := range l.pending {
+		r.states[t.phase].inflight.Add(-1)
+		r.inflight.Add(-1)
+	}
+	l.pending, l.idle, l.expiry, l.expHead = nil, nil, nil, 0
+}
