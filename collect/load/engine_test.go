@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// engines runs f once per open-model engine: the event loop (where the
+// engines runs f once per engine: the event loop (where the
 // system has one) and a goroutine per connection.
 func engines(t *testing.T, f func(t *testing.T, goroutines bool)) {
 	t.Helper()
@@ -38,7 +38,8 @@ func TestEngineReported(t *testing.T) {
 		{Config{URL: srv.URL, Rate: 100, Duration: 100 * time.Millisecond}, "event-loop"},
 		{Config{URL: srv.URL, Rate: 100, Duration: 100 * time.Millisecond, goroutines: true}, "goroutines"},
 		{Config{URL: srv.URL, Rate: 100, Duration: 100 * time.Millisecond, Client: NetHTTP}, "goroutines"},
-		{Config{URL: srv.URL, Users: 1, Duration: 100 * time.Millisecond}, "users"},
+		{Config{URL: srv.URL, Users: 1, Duration: 100 * time.Millisecond}, "event-loop"},
+		{Config{URL: srv.URL, Users: 1, Duration: 100 * time.Millisecond, goroutines: true}, "goroutines"},
 	} {
 		if tc.want == "event-loop" && !hasEventLoop() {
 			tc.want = "goroutines"
@@ -158,3 +159,20 @@ func TestEnginesCancelWhileDialling(t *testing.T) {
 	})
 }
 
+// Closed-model users think between requests, keep their connections
+// across phases (warm-up, then steady), and never exceed their number.
+func TestEnginesClosedModelThink(t *testing.T) {
+	engines(t, func(t *testing.T, goroutines bool) {
+		srv, c := serve(t, sleepHandler(0))
+		res := mustRun(t, Config{URL: srv.URL, Users: 3, Think: 20 * time.Millisecond, Warmup: 100 * time.Millisecond,
+			Duration: 400 * time.Millisecond, goroutines: goroutines})
+		p := one(t, res)
+		// 3 users x 400 ms / (20 ms think + a fast response): about 55-60.
+		if p.OK < 35 || p.OK > 63 || p.Errors.Total() != 0 {
+			t.Errorf("ok %d errors %+v, want about 3 x 400 / 20 = 60 answered", p.OK, p.Errors)
+		}
+		if peak := c.peakSeen.Load(); peak > 3 {
+			t.Errorf("target saw %d requests at once with 3 users", peak)
+		}
+	})
+}

@@ -3,6 +3,7 @@
 package load
 
 import (
+	"container/heap"
 	"context"
 	"errors"
 	"fmt"
@@ -47,6 +48,8 @@ type evLoop struct {
 	events []unix.EpollEvent
 	buf    []byte // one read buffer: the loop reads one connection at a time
 
+	closed *closedRun // the closed-model phase being run; nil in the open model
+
 	wakeMu     sync.Mutex
 	wakeClosed bool
 	stopWake   func() bool
@@ -56,12 +59,21 @@ type evLoop struct {
 type evConn struct {
 	fd      int
 	state   evState
-	t       ticket // the request in flight, when busy or dialling
-	sent    int64  // when t was sent (for a new connection: when its dial began)
-	seq     uint64 // bumped at every send and close: stale expiry entries don't match
-	used    bool   // a response arrived on it: a reused connection
-	retried bool   // t is already a retry of a request that met a stale connection
+	t       ticket  // the request in flight, when busy or dialling
+	sent    int64   // when t was sent (for a new connection: when its dial began)
+	seq     uint64  // bumped at every send and close: stale expiry entries don't match
+	used    bool    // a response arrived on it: a reused connection
+	retried bool    // t is already a retry of a request that met a stale connection
+	user    *evUser // the closed-model user sending on it; nil in the open model
 	p       respParser
+}
+
+// evUser is a closed-model user: it sends, waits for the response, thinks,
+// and sends again, on its own keep-alive connection.
+type evUser struct {
+	c  *evConn // its connection; nil between a failure and the next dial
+	at int64   // when it sends next, while thinking
+	i  int     // its index in the thinking heap
 }
 
 type evState uint8
@@ -241,6 +253,7 @@ func (l *evLoop) poll(d int64) {
 			l.connected(c)
 			continue
 		}
+
 		l.readable(c)
 	}
 }
@@ -273,14 +286,15 @@ func (l *evLoop) refill() {
 	}
 }
 
-// dial opens a non-blocking connection for t.
-func (l *evLoop) dial(t ticket, retried bool) {
+// dial opens a non-blocking connection for t, returning nil (t's outcome
+// recorded) when that fails at once.
+func (l *evLoop) dial(t ticket, retried bool) *evConn {
 	r := l.r
 	now := r.nowNS()
 	fd, err := unix.Socket(l.family, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, unix.IPPROTO_TCP)
 	if err != nil {
 		r.finish(l.sh, r.states[t.phase], t.intended, now, 0, os.NewSyscallError("socket", err))
-		return
+		return nil
 	}
 	_ = unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
 	c := &evConn{fd: fd, state: evDialing, t: t, sent: now, retried: retried, p: respParser{head: r.target.head}}
@@ -291,12 +305,12 @@ func (l *evLoop) dial(t ticket, retried bool) {
 		if cerr := l.ctl(unix.EPOLL_CTL_ADD, fd, unix.EPOLLIN|unix.EPOLLOUT|unix.EPOLLRDHUP); cerr != nil {
 			unix.Close(fd)
 			r.finish(l.sh, r.states[t.phase], t.intended, now, 0, cerr)
-			return
+			return nil
 		}
 	default:
 		unix.Close(fd)
 		r.finish(l.sh, r.states[t.phase], t.intended, now, 0, os.NewSyscallError("connect", err))
-		return
+		return nil
 	}
 	for fd >= len(l.conns) {
 		l.conns = append(l.conns, nil)
@@ -305,6 +319,7 @@ func (l *evLoop) dial(t ticket, retried bool) {
 	l.dialing++
 	c.seq++
 	l.expiry = append(l.expiry, expiry{c: c, seq: c.seq, at: now + int64(r.timeout)})
+	return c
 }
 
 // connected completes c's dial and writes its first request.
@@ -392,6 +407,17 @@ func (l *evLoop) complete(c *evConn, keep bool) {
 	c.used = true
 	c.retried = false
 	c.seq++
+	if u := c.user; u != nil {
+		if keep {
+			c.state = evIdle
+		} else {
+			l.closeConn(c)
+			u.c = nil
+		}
+		o := r.finish(l.sh, r.states[t.phase], t.intended, sent, status, nil)
+		l.userDone(u, o)
+		return
+	}
 	if keep {
 		if len(l.pending) > 0 {
 			next := l.pending[0]
@@ -420,11 +446,27 @@ func (l *evLoop) fail(c *evConn, err error) {
 	t, sent := c.t, c.sent
 	stale := c.used && !c.p.started && !c.retried && !isTimeout(err) && !r.stopping()
 	l.closeConn(c)
+	u := c.user
+	if u != nil {
+		u.c = nil
+	}
 	if stale {
-		l.dial(t, true)
+		nc := l.dial(t, true)
+		if u == nil {
+			return
+		}
+		if nc != nil {
+			nc.user, u.c = u, nc
+			return
+		}
+		l.userDone(u, outConnection) // the redial failed at once: recorded
 		return
 	}
-	r.finish(l.sh, r.states[t.phase], t.intended, sent, 0, err)
+	o := r.finish(l.sh, r.states[t.phase], t.intended, sent, 0, err)
+	if u != nil {
+		l.userDone(u, o)
+		return
+	}
 	l.refill()
 }
 
@@ -497,4 +539,119 @@ func (l *evLoop) shutdown() {
 		r.inflight.Add(-1)
 	}
 	l.pending, l.idle, l.expiry, l.expHead = nil, nil, nil, 0
+}
+
+// closedRun is a closed-model phase on the loop.
+type closedRun struct {
+	ps       *phaseState
+	end      int64
+	active   int      // users that have not stopped
+	thinking userHeap // users waiting to send, soonest first
+}
+
+// closedPace runs ps's users until end: each sends, waits for its
+// response, thinks (Config.Think; after a connection error at least
+// closedBackoff) and repeats, on its own connection. It returns when every
+// user has stopped: its next send would fall after end.
+func (l *evLoop) closedPace(ps *phaseState, end int64) {
+	r := l.r
+	l.sh = &r.shards[0]
+	cr := &closedRun{ps: ps, end: end, active: ps.plan.users}
+	l.closed = cr
+	defer func() { l.closed = nil }()
+	now := r.nowNS()
+	for range ps.plan.users {
+		u := &evUser{i: -1}
+		for len(l.idle) > 0 { // the previous phase's connections
+			c := l.idle[len(l.idle)-1]
+			l.idle = l.idle[:len(l.idle)-1]
+			if c.state == evIdle {
+				u.c, c.user = c, u
+				break
+			}
+		}
+		l.userSend(u, now)
+	}
+	for r.ctx.Err() == nil && cr.active > 0 {
+		now := r.nowNS()
+		for len(cr.thinking) > 0 && cr.thinking[0].at <= now {
+			l.userSend(heap.Pop(&cr.thinking).(*evUser), now)
+		}
+		l.expire(now)
+		if cr.active == 0 {
+			return
+		}
+		wake := l.nextExpiry()
+		if len(cr.thinking) > 0 {
+			wake = min(wake, cr.thinking[0].at)
+		}
+		l.poll(wake - r.nowNS())
+	}
+}
+
+// userSend sends u's next request now, or stops u when the phase is over.
+func (l *evLoop) userSend(u *evUser, now int64) {
+	r, cr := l.r, l.closed
+	if now >= cr.end {
+		cr.active--
+		if u.c != nil && u.c.state == evIdle {
+			u.c.user = nil
+			l.idle = append(l.idle, u.c) // for the next phase
+		}
+		return
+	}
+	ps := cr.ps
+	ps.planned.Add(1)
+	ps.sent.Add(1)
+	ps.inflight.Add(1)
+	r.inflight.Add(1)
+	t := ticket{phase: int32(ps.plan.index), intended: now}
+	if u.c != nil && u.c.state == evIdle {
+		l.send(u.c, t, now)
+		return
+	}
+	u.c = l.dial(t, false)
+	if u.c == nil {
+		l.userDone(u, outConnection)
+		return
+	}
+	u.c.user = u
+}
+
+// userDone schedules u's next request after an outcome.
+func (l *evLoop) userDone(u *evUser, o outcome) {
+	pause := l.r.cfg.Think
+	if o >= outConnection {
+		pause = max(pause, closedBackoff)
+	}
+	now := l.r.nowNS()
+	if pause <= 0 {
+		l.userSend(u, now)
+		return
+	}
+	u.at = now + int64(pause)
+	heap.Push(&l.closed.thinking, u)
+}
+
+// userHeap orders thinking users by their next send.
+type userHeap []*evUser
+
+func (h userHeap) Len() int           { return len(h) }
+func (h userHeap) Less(i, j int) bool { return h[i].at < h[j].at }
+func (h userHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].i, h[j].i = i, j
+}
+func (h *userHeap) Push(x any) {
+	u := x.(*evUser)
+	u.i = len(*h)
+	*h = append(*h, u)
+}
+func (h *userHeap) Pop() any {
+	old := *h
+	u := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	u.i = -1
+	return u
 }

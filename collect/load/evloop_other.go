@@ -13,6 +13,7 @@ func newEvLoop(*runner) (*evLoop, error) {
 }
 
 func (*evLoop) pace(*phaseState, int64, int64) {}
+func (*evLoop) closedPace(*phaseState, int64)  {}
 func (*evLoop) serveUntil(int64, bool)         {}
 func (*evLoop) shutdown()                      {}
 func (*evLoop) close()                         {}

@@ -35,8 +35,8 @@ type Result struct {
 	TimeoutS    float64  `json:"timeout_s"`
 	Client      Client   `json:"client"`
 	// Engine says how requests were sent: "event-loop" (one goroutine owns
-	// every connection, Linux), "goroutines" (one per connection: https,
-	// other systems) or "users" (the closed model's one per user).
+	// every connection; Linux, plain HTTP, lean client) or "goroutines" (one
+	// per connection or user: https, net/http, other systems).
 	Engine     string    `json:"engine"`
 	GOMAXPROCS int       `json:"gomaxprocs"`
 	NumCPU     int       `json:"num_cpu"`

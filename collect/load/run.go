@@ -179,7 +179,7 @@ func newRunner(ctx context.Context, cfg *Config) (*runner, error) {
 	// the net/http client, go through worker goroutines. Plain HTTP with
 	// the lean client runs on the event loop when the system has one.
 	pipelined := cfg.Users == 0 && cfg.Client == Lean && len(t.request) <= maxPipelinedRequest
-	if pipelined && t.tls == nil && !cfg.goroutines {
+	if cfg.Client == Lean && len(t.request) <= maxPipelinedRequest && t.tls == nil && !cfg.goroutines {
 		if l, err := newEvLoop(r); err == nil {
 			r.ev = l
 		}
@@ -312,6 +312,8 @@ func (r *runner) drive(p phasePlan) {
 		r.ev.serveUntil(end, false)
 	case p.kind == Pause:
 		r.sleepUntil(end, true)
+	case p.users > 0 && r.ev != nil:
+		r.ev.closedPace(ps, end)
 	case p.users > 0:
 		r.closedPhase(ps, end)
 	default:
@@ -596,14 +598,10 @@ func gcBetween(a, b gcSample) GCStats {
 
 // engine names how requests are sent (Result.Engine).
 func (r *runner) engine() string {
-	switch {
-	case r.cfg.Users > 0:
-		return "users"
-	case r.ev != nil:
+	if r.ev != nil {
 		return "event-loop"
-	default:
-		return "goroutines"
 	}
+	return "goroutines"
 }
 
 // result assembles the Result after the collector has finalised every phase.

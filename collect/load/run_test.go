@@ -155,29 +155,31 @@ func TestNotSentAccounting(t *testing.T) {
 
 // Every closed-model result carries the users / (latency + think) ceiling.
 func TestClosedModelCeilingVerdict(t *testing.T) {
-	srv, c := serve(t, sleepHandler(20*time.Millisecond))
-	res := mustRun(t, Config{URL: srv.URL, Users: 4, Duration: time.Second})
-	p := one(t, res)
-	if res.Model != "closed" || p.Users != 4 {
-		t.Fatalf("model %q users %d, want closed with 4", res.Model, p.Users)
-	}
-	if peak := c.peakSeen.Load(); peak > 4 {
-		t.Errorf("target saw %d requests at once with 4 users", peak)
-	}
-	v := hasVerdict(p, ClosedCeiling)
-	if v == nil {
-		t.Fatalf("no closed-model ceiling verdict in %v", p.Verdicts)
-	}
-	ceiling := v.Numbers["ceiling_per_s"]
-	if ceiling < 100 || ceiling > 205 {
-		t.Errorf("ceiling = %.0f req/s, want about 4 / 0.02 s = 200", ceiling)
-	}
-	if r := v.Numbers["ratio"]; r < 0.75 || r > 1.1 {
-		t.Errorf("throughput / ceiling = %.2f, want about 1: a closed model measures its users", r)
-	}
-	if !strings.Contains(v.Message, "not by the target's capacity") {
-		t.Errorf("message %q should say the users, not the target, were the limit", v.Message)
-	}
+	engines(t, func(t *testing.T, goroutines bool) {
+		srv, c := serve(t, sleepHandler(20*time.Millisecond))
+		res := mustRun(t, Config{URL: srv.URL, Users: 4, Duration: time.Second, goroutines: goroutines})
+		p := one(t, res)
+		if res.Model != "closed" || p.Users != 4 {
+			t.Fatalf("model %q users %d, want closed with 4", res.Model, p.Users)
+		}
+		if peak := c.peakSeen.Load(); peak > 4 {
+			t.Errorf("target saw %d requests at once with 4 users", peak)
+		}
+		v := hasVerdict(p, ClosedCeiling)
+		if v == nil {
+			t.Fatalf("no closed-model ceiling verdict in %v", p.Verdicts)
+		}
+		ceiling := v.Numbers["ceiling_per_s"]
+		if ceiling < 100 || ceiling > 205 {
+			t.Errorf("ceiling = %.0f req/s, want about 4 / 0.02 s = 200", ceiling)
+		}
+		if r := v.Numbers["ratio"]; r < 0.75 || r > 1.1 {
+			t.Errorf("throughput / ceiling = %.2f, want about 1: a closed model measures its users", r)
+		}
+		if !strings.Contains(v.Message, "not by the target's capacity") {
+			t.Errorf("message %q should say the users, not the target, were the limit", v.Message)
+		}
+	})
 }
 
 func TestTimeoutsCounted(t *testing.T) {
@@ -218,7 +220,7 @@ func TestRefusedConnectionsCounted(t *testing.T) {
 		ln.Close() // nothing listens there now
 		for _, cfg := range []Config{
 			{URL: "http://" + addr + "/", Rate: 50, Duration: 300 * time.Millisecond, goroutines: goroutines},
-			{URL: "http://" + addr + "/", Users: 2, Duration: 300 * time.Millisecond},
+			{URL: "http://" + addr + "/", Users: 2, Duration: 300 * time.Millisecond, goroutines: goroutines},
 		} {
 			res := mustRun(t, cfg)
 			p := one(t, res)
