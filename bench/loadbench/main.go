@@ -11,7 +11,7 @@
 //     time, as fast as it can (schedscope: closed model, --users N). Figures:
 //     2xx/s and the generator process's CPU microseconds per request
 //     (user+system from the kernel's accounting of the tool's process).
-//   - open model: schedscope (default and --procs 1) and vegeta at a fixed rate (default 20,000/s
+//   - open model: schedscope (default, --procs 1, --engine goroutines) and vegeta at a fixed rate (default 20,000/s
 //     for 10 s). Figures: 2xx/s, requests sent of those planned, send lag
 //     p99 (schedscope measures it; vegeta does not report it), latency p99,
 //     CPU per request.
@@ -75,7 +75,7 @@ func main() {
 	flag.IntVar(&o.conns, "conns", 50, "connections (users) of each tool at full speed")
 	flag.IntVar(&o.openRate, "open-rate", 20000, "open-model rate, req/s")
 	flag.DurationVar(&o.openDuration, "open-duration", 10*time.Second, "length of each open-model run")
-	flag.StringVar(&o.tools, "tools", "wrk,hey,vegeta,fasthttp,schedscope,schedscope-nethttp,schedscope-procs1", "tools to compare at full speed")
+	flag.StringVar(&o.tools, "tools", "wrk,hey,vegeta,fasthttp,schedscope,schedscope-goroutines,schedscope-nethttp,schedscope-procs1", "tools to compare at full speed")
 	flag.StringVar(&o.experiments, "experiments", "full,open", "experiments to run: full, open")
 	flag.StringVar(&o.target, "target", "", "URL of an already running target (default: build and start bench/hello)")
 	flag.Parse()
@@ -222,10 +222,13 @@ func (b *bench) fullRun(ctx context.Context, tool string, probe bool) (measure, 
 		}
 		n := grabFloat(out, `requests (\d+)`)
 		return measure{okPerS: grabFloat(out, `req/s ([\d.]+)`), requests: n, cpuUSPerRq: perReq(cpu, n)}, nil
-	case "schedscope", "schedscope-nethttp", "schedscope-procs1":
+	case "schedscope", "schedscope-nethttp", "schedscope-procs1", "schedscope-goroutines":
 		args := []string{"load", "--users", c, "--duration", secs}
 		if tool == "schedscope-nethttp" {
 			args = append(args, "--client", "net/http")
+		}
+		if tool == "schedscope-goroutines" {
+			args = append(args, "--engine", "goroutines")
 		}
 		if tool == "schedscope-procs1" {
 			args = append(args, "--procs", "1")
@@ -240,7 +243,7 @@ func (b *bench) open(ctx context.Context) error {
 	secs := fmt.Sprintf("%.3fs", b.o.openDuration.Seconds())
 	rate := strconv.Itoa(b.o.openRate)
 	planned := float64(b.o.openRate) * b.o.openDuration.Seconds()
-	tools := []string{"schedscope", "schedscope-procs1", "vegeta"}
+	tools := []string{"schedscope", "schedscope-procs1", "schedscope-goroutines", "vegeta"}
 	res := map[string][]measure{}
 	for r := 0; r < b.o.runs; r++ {
 		for i := range tools {
@@ -254,6 +257,8 @@ func (b *bench) open(ctx context.Context) error {
 				m, err = b.schedscope(ctx, []string{"load", "--rate", rate, "--duration", secs})
 			case "schedscope-procs1":
 				m, err = b.schedscope(ctx, []string{"load", "--rate", rate, "--duration", secs, "--procs", "1"})
+			case "schedscope-goroutines":
+				m, err = b.schedscope(ctx, []string{"load", "--rate", rate, "--duration", secs, "--engine", "goroutines"})
 			}
 			if err != nil {
 				fmt.Printf("skipping %s: %v\n", t, err)

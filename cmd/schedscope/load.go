@@ -29,6 +29,7 @@ type loadFlags struct {
 	hdrLog   string
 	progress string
 	procs    int
+	engine   string
 }
 
 // headerList collects repeated -H flags.
@@ -67,6 +68,7 @@ func newLoadFlagSet(out io.Writer) (*flag.FlagSet, *loadFlags) {
 	fs.StringVar(&f.client, "client", string(load.Lean), "HTTP client: lean (default) or net/http")
 	fs.StringVar(&f.progress, "progress", "auto", "live one-line progress on stderr: auto (when a terminal), on, off")
 	fs.IntVar(&f.procs, "procs", 0, "GOMAXPROCS of the generator (0: Go's default); see bench/README.md for 1 vs 2 on a 2-core machine")
+	fs.StringVar(&f.engine, "engine", "auto", "how requests are sent: auto (an event loop on Linux for plain HTTP with the lean client) or goroutines (one per connection or user)")
 	return fs, f
 }
 
@@ -141,6 +143,13 @@ func parseLoadArgs(fs *flag.FlagSet, f *loadFlags, args []string) (load.Config, 
 	}
 	if f.procs < 0 {
 		return cfg, usageErr("--procs %d: must be >= 0", f.procs)
+	}
+	switch f.engine {
+	case "auto":
+	case "goroutines":
+		cfg.Goroutines = true
+	default:
+		return cfg, usageErr("--engine %q: want auto or goroutines", f.engine)
 	}
 	if err := cfg.Validate(); err != nil {
 		return cfg, usageErr("%v", err)

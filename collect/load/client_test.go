@@ -176,7 +176,7 @@ func FuzzReadResponse(f *testing.F) {
 func TestOpenModelSurvivesClosingTarget(t *testing.T) {
 	engines(t, func(t *testing.T, goroutines bool) {
 		url := rawServer(t, false, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
-		res, err := Run(context.Background(), Config{URL: url, Rate: 200, Duration: 500 * time.Millisecond, goroutines: goroutines})
+		res, err := Run(context.Background(), Config{URL: url, Rate: 200, Duration: 500 * time.Millisecond, Goroutines: goroutines})
 		if err != nil {
 			t.Fatal(err)
 		}

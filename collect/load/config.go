@@ -114,9 +114,10 @@ type Config struct {
 
 	// Client selects the HTTP client; "" means Lean.
 	Client Client
-	// goroutines makes the open model use a goroutine per connection even
-	// where the event loop runs (tests exercise both engines).
-	goroutines bool
+	// Goroutines makes the generator use a goroutine per connection (per
+	// user in the closed model) even where the event loop can run: to
+	// compare the engines (Result.Engine says which one ran).
+	Goroutines bool
 	// InsecureTLS skips verifying an https target's certificate (a local
 	// target with a self-signed one). By default the system's roots verify it.
 	InsecureTLS bool

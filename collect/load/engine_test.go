@@ -36,10 +36,10 @@ func TestEngineReported(t *testing.T) {
 		want string
 	}{
 		{Config{URL: srv.URL, Rate: 100, Duration: 100 * time.Millisecond}, "event-loop"},
-		{Config{URL: srv.URL, Rate: 100, Duration: 100 * time.Millisecond, goroutines: true}, "goroutines"},
+		{Config{URL: srv.URL, Rate: 100, Duration: 100 * time.Millisecond, Goroutines: true}, "goroutines"},
 		{Config{URL: srv.URL, Rate: 100, Duration: 100 * time.Millisecond, Client: NetHTTP}, "goroutines"},
 		{Config{URL: srv.URL, Users: 1, Duration: 100 * time.Millisecond}, "event-loop"},
-		{Config{URL: srv.URL, Users: 1, Duration: 100 * time.Millisecond, goroutines: true}, "goroutines"},
+		{Config{URL: srv.URL, Users: 1, Duration: 100 * time.Millisecond, Goroutines: true}, "goroutines"},
 	} {
 		if tc.want == "event-loop" && !hasEventLoop() {
 			tc.want = "goroutines"
@@ -60,7 +60,7 @@ func TestEnginesReadResponses(t *testing.T) {
 	engines(t, func(t *testing.T, goroutines bool) {
 		for _, tc := range parseCases {
 			url := rawServer(t, false, tc.resp, tc.resp, tc.resp, tc.resp)
-			res := mustRun(t, Config{URL: url, Method: tc.method, Rate: 100, Duration: 100 * time.Millisecond, goroutines: goroutines})
+			res := mustRun(t, Config{URL: url, Method: tc.method, Rate: 100, Duration: 100 * time.Millisecond, Goroutines: goroutines})
 			p := one(t, res)
 			if p.Sent != 10 || p.Completed != 10 || p.Errors.Total() != p.Errors.Status {
 				t.Errorf("%s: sent %d completed %d errors %+v, want 10 answered", tc.name, p.Sent, p.Completed, p.Errors)
@@ -99,7 +99,7 @@ func TestEnginesRetryStaleConnection(t *testing.T) {
 				c.Close()
 			}
 		}()
-		res := mustRun(t, Config{URL: "http://" + ln.Addr().String() + "/", Rate: 200, Duration: 300 * time.Millisecond, goroutines: goroutines})
+		res := mustRun(t, Config{URL: "http://" + ln.Addr().String() + "/", Rate: 200, Duration: 300 * time.Millisecond, Goroutines: goroutines})
 		p := one(t, res)
 		if p.OK != 60 || p.Errors.Total() != 0 {
 			t.Errorf("ok %d errors %+v, want all 60 answered", p.OK, p.Errors)
@@ -116,7 +116,7 @@ func TestEnginesRetryStaleConnection(t *testing.T) {
 func TestEnginesColdStartManyConnections(t *testing.T) {
 	engines(t, func(t *testing.T, goroutines bool) {
 		srv, c := serve(t, sleepHandler(30*time.Millisecond))
-		res := mustRun(t, Config{URL: srv.URL, Rate: 2000, Duration: 300 * time.Millisecond, goroutines: goroutines})
+		res := mustRun(t, Config{URL: srv.URL, Rate: 2000, Duration: 300 * time.Millisecond, Goroutines: goroutines})
 		p := one(t, res)
 		if p.Sent != 600 || p.OK != 600 || p.NotSent != 0 {
 			t.Errorf("sent %d ok %d not sent %d, want all 600 answered", p.Sent, p.OK, p.NotSent)
@@ -142,7 +142,7 @@ func TestEnginesCancelWhileDialling(t *testing.T) {
 		defer cancel()
 		t0 := time.Now()
 		res, err := Run(ctx, Config{URL: "http://" + ln.Addr().String() + "/", Rate: 500, Duration: 2 * time.Second,
-			Timeout: 5 * time.Second, goroutines: goroutines})
+			Timeout: 5 * time.Second, Goroutines: goroutines})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -165,7 +165,7 @@ func TestEnginesClosedModelThink(t *testing.T) {
 	engines(t, func(t *testing.T, goroutines bool) {
 		srv, c := serve(t, sleepHandler(0))
 		res := mustRun(t, Config{URL: srv.URL, Users: 3, Think: 20 * time.Millisecond, Warmup: 100 * time.Millisecond,
-			Duration: 400 * time.Millisecond, goroutines: goroutines})
+			Duration: 400 * time.Millisecond, Goroutines: goroutines})
 		p := one(t, res)
 		// 3 users x 400 ms / (20 ms think + a fast response): about 55-60.
 		if p.OK < 35 || p.OK > 63 || p.Errors.Total() != 0 {

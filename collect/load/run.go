@@ -179,7 +179,7 @@ func newRunner(ctx context.Context, cfg *Config) (*runner, error) {
 	// the net/http client, go through worker goroutines. Plain HTTP with
 	// the lean client runs on the event loop when the system has one.
 	pipelined := cfg.Users == 0 && cfg.Client == Lean && len(t.request) <= maxPipelinedRequest
-	if cfg.Client == Lean && len(t.request) <= maxPipelinedRequest && t.tls == nil && !cfg.goroutines {
+	if cfg.Client == Lean && len(t.request) <= maxPipelinedRequest && t.tls == nil && !cfg.Goroutines {
 		if l, err := newEvLoop(r); err == nil {
 			r.ev = l
 		}

@@ -125,7 +125,7 @@ func TestOpenModelShowsStallAtP99(t *testing.T) {
 func TestNotSentAccounting(t *testing.T) {
 	engines(t, func(t *testing.T, goroutines bool) {
 		srv, c := serve(t, sleepHandler(200*time.Millisecond))
-		res := mustRun(t, Config{URL: srv.URL, Rate: 100, Duration: time.Second, MaxInflight: 5, goroutines: goroutines})
+		res := mustRun(t, Config{URL: srv.URL, Rate: 100, Duration: time.Second, MaxInflight: 5, Goroutines: goroutines})
 		p := one(t, res)
 		if p.Planned != 100 {
 			t.Errorf("planned = %d, want 100 (100 req/s for 1 s, uniform)", p.Planned)
@@ -157,7 +157,7 @@ func TestNotSentAccounting(t *testing.T) {
 func TestClosedModelCeilingVerdict(t *testing.T) {
 	engines(t, func(t *testing.T, goroutines bool) {
 		srv, c := serve(t, sleepHandler(20*time.Millisecond))
-		res := mustRun(t, Config{URL: srv.URL, Users: 4, Duration: time.Second, goroutines: goroutines})
+		res := mustRun(t, Config{URL: srv.URL, Users: 4, Duration: time.Second, Goroutines: goroutines})
 		p := one(t, res)
 		if res.Model != "closed" || p.Users != 4 {
 			t.Fatalf("model %q users %d, want closed with 4", res.Model, p.Users)
@@ -192,7 +192,7 @@ func TestTimeoutsCounted(t *testing.T) {
 			}
 		}))
 		defer close(release)
-		res := mustRun(t, Config{URL: srv.URL, Rate: 20, Duration: 500 * time.Millisecond, Timeout: 100 * time.Millisecond, goroutines: goroutines})
+		res := mustRun(t, Config{URL: srv.URL, Rate: 20, Duration: 500 * time.Millisecond, Timeout: 100 * time.Millisecond, Goroutines: goroutines})
 		p := one(t, res)
 		if p.Sent == 0 || p.Errors.Timeout != p.Sent || p.Completed != p.Sent {
 			t.Fatalf("sent %d completed %d timeouts %d: want every request to time out", p.Sent, p.Completed, p.Errors.Timeout)
@@ -219,8 +219,8 @@ func TestRefusedConnectionsCounted(t *testing.T) {
 		addr := ln.Addr().String()
 		ln.Close() // nothing listens there now
 		for _, cfg := range []Config{
-			{URL: "http://" + addr + "/", Rate: 50, Duration: 300 * time.Millisecond, goroutines: goroutines},
-			{URL: "http://" + addr + "/", Users: 2, Duration: 300 * time.Millisecond, goroutines: goroutines},
+			{URL: "http://" + addr + "/", Rate: 50, Duration: 300 * time.Millisecond, Goroutines: goroutines},
+			{URL: "http://" + addr + "/", Users: 2, Duration: 300 * time.Millisecond, Goroutines: goroutines},
 		} {
 			res := mustRun(t, cfg)
 			p := one(t, res)
@@ -407,7 +407,7 @@ func TestMemoryBoundedAgainstStalledTarget(t *testing.T) {
 		var peakG int
 		var peakHeap uint64
 		const limit = 50
-		cfg := Config{URL: srv.URL, Rate: 2000, Duration: time.Second, MaxInflight: limit, Timeout: 3 * time.Second, goroutines: goroutines,
+		cfg := Config{URL: srv.URL, Rate: 2000, Duration: time.Second, MaxInflight: limit, Timeout: 3 * time.Second, Goroutines: goroutines,
 			ProgressEvery: 50 * time.Millisecond,
 			Progress: func(Progress) {
 				var m runtime.MemStats
@@ -472,7 +472,7 @@ func TestInterruptKeepsPartialResult(t *testing.T) {
 		srv, _ := serve(t, sleepHandler(2*time.Second))
 		ctx, cancel := context.WithCancel(context.Background())
 		var once sync.Once
-		cfg := Config{URL: srv.URL, Rates: []float64{100, 200}, Duration: 5 * time.Second, goroutines: goroutines,
+		cfg := Config{URL: srv.URL, Rates: []float64{100, 200}, Duration: 5 * time.Second, Goroutines: goroutines,
 			ProgressEvery: 50 * time.Millisecond,
 			Progress: func(p Progress) {
 				if p.Elapsed > 300*time.Millisecond {
