@@ -101,24 +101,19 @@ func run(ctx context.Context, o options) error {
 		if out, err := exec.Command("go", "build", "-o", hello, "./bench/hello").CombinedOutput(); err != nil {
 			return fmt.Errorf("building bench/hello: %v\n%s", err, out)
 		}
-		cmd := exec.Command(hello)
-		stdout, err := cmd.StdoutPipe()
+		u, stop, err := startHello(hello)
 		if err != nil {
 			return err
 		}
-		if err := cmd.Start(); err != nil {
-			return fmt.Errorf("starting bench/hello: %w", err)
-		}
-		defer func() { cmd.Process.Kill(); cmd.Wait() }()
-		line, err := bufio.NewReader(stdout).ReadString('\n')
-		if err != nil {
-			return fmt.Errorf("reading bench/hello's URL: %w", err)
-		}
-		url = strings.TrimSpace(line)
+		defer stop()
+		url = u
 	}
 	fmt.Printf("target %s; %d runs each; load average before: %s\n\n", url, o.runs, loadavg())
 
 	b := &bench{o: o, dir: dir, ss: ss, url: url}
+	if o.target == "" {
+		b.hello = filepath.Join(dir, "hello")
+	}
 	if strings.Contains(o.experiments, "full") {
 		if err := b.full(ctx); err != nil {
 			return err
@@ -137,6 +132,26 @@ type bench struct {
 	o       options
 	dir, ss string
 	url     string
+	hello   string // the target's binary when the bench started it
+}
+
+// startHello starts bench/hello on a loopback port and returns its URL.
+func startHello(bin string) (string, func(), error) {
+	cmd := exec.Command(bin)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return "", nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return "", nil, fmt.Errorf("starting bench/hello: %w", err)
+	}
+	stop := func() { cmd.Process.Kill(); cmd.Wait() }
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		stop()
+		return "", nil, fmt.Errorf("reading bench/hello's URL: %w", err)
+	}
+	return strings.TrimSpace(line), stop, nil
 }
 
 // full runs every tool at full speed, rotating the order between runs.
@@ -250,6 +265,24 @@ func (b *bench) open(ctx context.Context) error {
 			t := tools[(i+r)%len(tools)]
 			var m measure
 			var err error
+			// A fresh target for every open-model run, warmed up by the
+			// same closed-model load each time (a cold Go server at 20,000
+			// req/s spends its first seconds growing its heap): a tool that
+			// overloads it (vegeta at 20,000 req/s leaves it tens of
+			// thousands of requests behind) must not slow the next one.
+			stopTarget := func() {}
+			if b.hello != "" {
+				u, stop, serr := startHello(b.hello)
+				if serr != nil {
+					return serr
+				}
+				b.url, stopTarget = u, stop
+				if _, _, werr := b.exec(ctx, b.ss, "load", "--users", "20", "--duration", "3s", "--progress", "off", u); werr != nil {
+					stop()
+					return fmt.Errorf("warming the target up: %w", werr)
+				}
+				time.Sleep(500 * time.Millisecond)
+			}
 			switch t {
 			case "vegeta":
 				m, err = b.vegeta(ctx, []string{"-rate=" + rate, "-duration=" + secs}, planned)
@@ -260,6 +293,7 @@ func (b *bench) open(ctx context.Context) error {
 			case "schedscope-goroutines":
 				m, err = b.schedscope(ctx, []string{"load", "--rate", rate, "--duration", secs, "--engine", "goroutines"})
 			}
+			stopTarget()
 			if err != nil {
 				fmt.Printf("skipping %s: %v\n", t, err)
 				continue

@@ -10,40 +10,75 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
 
 // rawServer answers each request on a connection with the next canned
 // response, verbatim, then closes the connection after the last one, or
-// after each one when closeEach is set.
+// after each one when closeEach is set. Connections are served at once,
+// each by its own goroutine.
 func rawServer(t *testing.T, closeEach bool, responses ...string) string {
+	t.Helper()
+	return connServer(t, func(c net.Conn) {
+		br := bufio.NewReader(c)
+		for _, resp := range responses {
+			if !readRequest(br) {
+				break
+			}
+			if _, err := io.WriteString(c, resp); err != nil || closeEach {
+				break
+			}
+		}
+	})
+}
+
+// connServer serves each connection with serve on its own goroutine and
+// closes it afterwards; the test's cleanup closes the listener and every
+// open connection and waits for the goroutines.
+func connServer(t *testing.T, serve func(net.Conn)) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan struct{})
-	t.Cleanup(func() { ln.Close(); <-done })
+	var (
+		mu    sync.Mutex
+		conns = map[net.Conn]bool{}
+		wg    sync.WaitGroup
+	)
+	wg.Add(1)
 	go func() {
-		defer close(done)
+		defer wg.Done()
 		for {
 			c, err := ln.Accept()
 			if err != nil {
 				return
 			}
-			br := bufio.NewReader(c)
-			for _, resp := range responses {
-				if !readRequest(br) {
-					break
-				}
-				if _, err := io.WriteString(c, resp); err != nil || closeEach {
-					break
-				}
-			}
-			c.Close()
+			mu.Lock()
+			conns[c] = true
+			mu.Unlock()
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				serve(c)
+				c.Close()
+				mu.Lock()
+				delete(conns, c)
+				mu.Unlock()
+			}()
 		}
 	}()
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		for c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	})
 	return "http://" + ln.Addr().String() + "/x?y=1"
 }
 

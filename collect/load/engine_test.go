@@ -75,31 +75,17 @@ func TestEnginesReadResponses(t *testing.T) {
 // connection, so every request is answered and none counts as an error.
 func TestEnginesRetryStaleConnection(t *testing.T) {
 	engines(t, func(t *testing.T, goroutines bool) {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
 		var dropped atomic.Int64
-		done := make(chan struct{})
-		t.Cleanup(func() { ln.Close(); <-done })
-		go func() {
-			defer close(done)
-			for {
-				c, err := ln.Accept()
-				if err != nil {
-					return
-				}
-				br := bufio.NewReader(c)
+		url := connServer(t, func(c net.Conn) {
+			br := bufio.NewReader(c)
+			if readRequest(br) {
+				io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
 				if readRequest(br) {
-					io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
-					if readRequest(br) {
-						dropped.Add(1)
-					}
+					dropped.Add(1)
 				}
-				c.Close()
 			}
-		}()
-		res := mustRun(t, Config{URL: "http://" + ln.Addr().String() + "/", Rate: 200, Duration: 300 * time.Millisecond, Goroutines: goroutines})
+		})
+		res := mustRun(t, Config{URL: url, Rate: 200, Duration: 300 * time.Millisecond, Goroutines: goroutines})
 		p := one(t, res)
 		if p.OK != 60 || p.Errors.Total() != 0 {
 			t.Errorf("ok %d errors %+v, want all 60 answered", p.OK, p.Errors)

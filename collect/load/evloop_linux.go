@@ -195,7 +195,11 @@ func (l *evLoop) pace(ps *phaseState, start, end int64) {
 	limit := int64(r.cfg.MaxInflight)
 	phase := int32(ps.plan.index)
 	due := pc.next()
-	for r.ctx.Err() == nil {
+	// sendDue sends every request due by now.
+	sendDue := func() {
+		if due > r.nowNS() {
+			return
+		}
 		now := r.nowNS()
 		for due <= now && due < end {
 			ps.planned.Add(1)
@@ -209,11 +213,15 @@ func (l *evLoop) pace(ps *phaseState, start, end int64) {
 			}
 			due = pc.next()
 		}
+	}
+	for r.ctx.Err() == nil {
+		sendDue()
+		now := r.nowNS()
 		if due >= end && now >= end {
 			return
 		}
 		l.expire(now)
-		l.poll(min(due, end, l.nextExpiry()) - r.nowNS())
+		l.poll(min(due, end, l.nextExpiry())-r.nowNS(), sendDue)
 	}
 }
 
@@ -227,18 +235,23 @@ func (l *evLoop) serveUntil(end int64, untilIdle bool) {
 		if now >= end || (untilIdle && r.inflight.Load() == 0) {
 			return
 		}
-		l.poll(min(end, l.nextExpiry()) - now)
+		l.poll(min(end, l.nextExpiry())-now, nil)
 	}
 }
 
-// poll waits up to d for events and handles them.
-func (l *evLoop) poll(d int64) {
+// poll waits up to d for events and handles them. When between is set it
+// is called after every few events: the open model sends what fell due
+// meanwhile, so a burst of responses does not delay the sends behind it.
+func (l *evLoop) poll(d int64, between func()) {
 	n, err := l.wait(d)
 	if err != nil { // EBADF/EINVAL: nothing to wait on; don't spin
 		time.Sleep(time.Duration(max(d, 0)))
 		return
 	}
-	for _, ev := range l.events[:n] {
+	for i, ev := range l.events[:n] {
+		if between != nil && i > 0 && i%4 == 0 {
+			between()
+		}
 		fd := int(ev.Fd)
 		if fd == l.wake {
 			var b [8]byte
@@ -248,12 +261,18 @@ func (l *evLoop) poll(d int64) {
 		if fd >= len(l.conns) || l.conns[fd] == nil {
 			continue
 		}
+		// An event can outlive its connection within one batch: a
+		// connection closed while handling an earlier event frees its
+		// descriptor, which a new dial may reuse. Only a write, error or
+		// hang-up event completes a dial, and connected checks the peer;
+		// a stale read event finds nothing to read.
 		c := l.conns[fd]
 		if c.state == evDialing {
-			l.connected(c)
+			if ev.Events&(unix.EPOLLOUT|unix.EPOLLERR|unix.EPOLLHUP) != 0 {
+				l.connected(c, ev.Events)
+			}
 			continue
 		}
-
 		l.readable(c)
 	}
 }
@@ -323,10 +342,18 @@ func (l *evLoop) dial(t ticket, retried bool) *evConn {
 }
 
 // connected completes c's dial and writes its first request.
-func (l *evLoop) connected(c *evConn) {
+func (l *evLoop) connected(c *evConn, events uint32) {
 	soerr, err := unix.GetsockoptInt(c.fd, unix.SOL_SOCKET, unix.SO_ERROR)
 	if err == nil && soerr != 0 {
 		err = unix.Errno(soerr)
+	}
+	if err == nil {
+		if _, perr := unix.Getpeername(c.fd); perr == unix.ENOTCONN {
+			if events&(unix.EPOLLERR|unix.EPOLLHUP) == 0 {
+				return // still connecting: a stale event
+			}
+			err = perr // hung up without an error to report
+		}
 	}
 	if err == unix.EINPROGRESS || err == unix.EALREADY {
 		return
@@ -585,7 +612,7 @@ func (l *evLoop) closedPace(ps *phaseState, end int64) {
 		if len(cr.thinking) > 0 {
 			wake = min(wake, cr.thinking[0].at)
 		}
-		l.poll(wake - r.nowNS())
+		l.poll(wake-r.nowNS(), nil)
 	}
 }
 
