@@ -17,11 +17,11 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -205,14 +205,16 @@ func median(ms []measurement) float64 {
 // measure starts a fresh target, drives the load and returns the target's
 // CPU per request over the steady phase.
 func measure(ctx context.Context, flags []string, rate float64, duration, warmup time.Duration, path string) (measurement, error) {
-	addr, err := freeAddr()
+	// The target picks its own port and says which: a port picked here and
+	// released would race with the load generators' ephemeral ports.
+	args := append([]string{"-serve", "127.0.0.1:0"}, flags...)
+	withAgent := slices.Contains(flags, "-agent")
+	cmd := exec.CommandContext(ctx, os.Args[0], args...)
+	cmd.Stderr = os.Stderr
+	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return measurement{}, err
 	}
-	args := append([]string{"-serve", addr}, flags...)
-	withAgent := slices.Contains(flags, "-agent")
-	cmd := exec.CommandContext(ctx, os.Args[0], args...)
-	cmd.Stdout, cmd.Stderr = io.Discard, os.Stderr
 	if err := cmd.Start(); err != nil {
 		return measurement{}, err
 	}
@@ -220,7 +222,12 @@ func measure(ctx context.Context, flags []string, rate float64, duration, warmup
 		cmd.Process.Signal(syscall.SIGTERM)
 		cmd.Wait()
 	}()
-	base := "http://" + addr
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		return measurement{}, fmt.Errorf("reading the target's address: %w", err)
+	}
+	base, _, _ := strings.Cut(strings.TrimPrefix(strings.TrimSpace(line), "listening on "), " ")
+	go io.Copy(io.Discard, stdout)
 	if err := waitReady(ctx, base+"/stats"); err != nil {
 		return measurement{}, err
 	}
@@ -307,15 +314,6 @@ func waitReady(ctx context.Context, url string) error {
 		}
 	}
 	return fmt.Errorf("target at %s never answered", url)
-}
-
-func freeAddr() (string, error) {
-	l, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer l.Close()
-	return l.Addr().String(), nil
 }
 
 func loadavg() string {

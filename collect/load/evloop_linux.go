@@ -586,7 +586,6 @@ func (l *evLoop) closedPace(ps *phaseState, end int64) {
 	cr := &closedRun{ps: ps, end: end, active: ps.plan.users}
 	l.closed = cr
 	defer func() { l.closed = nil }()
-	now := r.nowNS()
 	for range ps.plan.users {
 		u := &evUser{i: -1}
 		for len(l.idle) > 0 { // the previous phase's connections
@@ -597,12 +596,12 @@ func (l *evLoop) closedPace(ps *phaseState, end int64) {
 				break
 			}
 		}
-		l.userSend(u, now)
+		l.userSend(u)
 	}
 	for r.ctx.Err() == nil && cr.active > 0 {
 		now := r.nowNS()
 		for len(cr.thinking) > 0 && cr.thinking[0].at <= now {
-			l.userSend(heap.Pop(&cr.thinking).(*evUser), now)
+			l.userSend(heap.Pop(&cr.thinking).(*evUser))
 		}
 		l.expire(now)
 		if cr.active == 0 {
@@ -617,8 +616,11 @@ func (l *evLoop) closedPace(ps *phaseState, end int64) {
 }
 
 // userSend sends u's next request now, or stops u when the phase is over.
-func (l *evLoop) userSend(u *evUser, now int64) {
+// A closed-model request is intended when it is sent: its send lag is the
+// time to write it (or start its dial).
+func (l *evLoop) userSend(u *evUser) {
 	r, cr := l.r, l.closed
+	now := r.nowNS()
 	if now >= cr.end {
 		cr.active--
 		if u.c != nil && u.c.state == evIdle {
@@ -651,12 +653,11 @@ func (l *evLoop) userDone(u *evUser, o outcome) {
 	if o >= outConnection {
 		pause = max(pause, closedBackoff)
 	}
-	now := l.r.nowNS()
 	if pause <= 0 {
-		l.userSend(u, now)
+		l.userSend(u)
 		return
 	}
-	u.at = now + int64(pause)
+	u.at = l.r.nowNS() + int64(pause)
 	heap.Push(&l.closed.thinking, u)
 }
 
