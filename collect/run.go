@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -280,6 +281,7 @@ func (r *Runner) Run(ctx context.Context) (*Outcome, error) {
 	}
 	defer client.close()
 	st.client = client
+	r.armFlightRecorder(ctx, client)
 	if err := rd.updateManifest(func(m *Manifest) { r.describeTarget(m, client) }); err != nil {
 		return nil, err
 	}
@@ -471,6 +473,28 @@ func (r *Runner) describeTarget(m *Manifest, c *targetClient) {
 	case SourcePprof:
 		m.Config.PprofURL = c.base
 	}
+}
+
+// armFlightRecorder starts an agent's on-demand flight recorder for the
+// run (and a minute more) when the run will want its snapshot, then
+// rereads the agent's index. A failure leaves the index as it was: the run
+// then takes a trace window instead and says so.
+func (r *Runner) armFlightRecorder(ctx context.Context, c *targetClient) {
+	if c.source != SourceAgent || c.index == nil || c.index.FlightRecorder != agent.FlightRecorderOnDemand || r.cfg.SnapshotWhen == "" {
+		return
+	}
+	lc := r.cfg.Load
+	d := lc.Warmup + lc.Timeout + time.Minute
+	if n := len(lc.Rates); n > 0 {
+		d += time.Duration(n)*lc.Duration + time.Duration(n-1)*lc.Pause
+	} else {
+		d += lc.Duration
+	}
+	d = min(max(d, time.Minute), agent.MaxArm)
+	if err := c.fetch(ctx, c.http, http.MethodPost, "flightrecorder/arm?for="+d.String(), io.Discard); err != nil {
+		return
+	}
+	_ = c.readIndex(ctx)
 }
 
 // recordMissingUpFront notes in the manifest what this target cannot give.

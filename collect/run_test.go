@@ -38,11 +38,21 @@ func TestMain(m *testing.M) {
 // returns it; it is shut down when the test ends.
 func startFixture(t *testing.T, cfg fixtures.Config, withAgent bool) *fixtures.Server {
 	t.Helper()
+	if !withAgent {
+		return startFixtureWith(t, cfg, nil)
+	}
+	return startFixtureWith(t, cfg, &agent.Options{FlightRecorder: agent.FlightRecorderOptions{MinAge: 2 * time.Second}})
+}
+
+// startFixtureWith starts the fixture with an agent made from opts (none
+// when nil).
+func startFixtureWith(t *testing.T, cfg fixtures.Config, opts *agent.Options) *fixtures.Server {
+	t.Helper()
 	cfg.Addr = "127.0.0.1:0"
 	var fa *fixtureagent.FixtureAgent
-	if withAgent {
+	if opts != nil {
 		var err error
-		fa, err = fixtureagent.New(agent.Options{FlightRecorder: agent.FlightRecorderOptions{MinAge: 2 * time.Second}})
+		fa, err = fixtureagent.New(*opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -230,11 +240,12 @@ func serveTarget() {
 
 // TestDBPoolCeiling: goroutine model, a database pool of 2 and 50 ms
 // queries fit 40 req/s; offered 100 req/s, the database pool is the ceiling.
-// The trace is a flight-recorder snapshot taken when p99 first exceeds 200 ms.
+// The trace is a flight-recorder snapshot taken when p99 first exceeds 200 ms,
+// from an agent whose recorder runs on demand: the run arms it.
 func TestDBPoolCeiling(t *testing.T) {
 	fc := fixtures.DefaultConfig()
 	fc.Model, fc.DBPool, fc.DBDelay = fixtures.ModelGoroutine, 2, 50*time.Millisecond
-	srv := startFixture(t, fc, true)
+	srv := startFixtureWith(t, fc, &agent.Options{FlightRecorder: agent.FlightRecorderOptions{MinAge: 2 * time.Second, OnDemand: true}})
 	out := runOnce(t, context.Background(), Config{
 		Load:         load.Config{URL: srv.URL() + "/db", Rate: 100, Duration: 4 * time.Second, Timeout: 8 * time.Second},
 		SnapshotWhen: "p99>200ms",
@@ -246,6 +257,9 @@ func TestDBPoolCeiling(t *testing.T) {
 	m := checkDir(t, out.Dir, everyFile...)
 	if m.Status != StatusComplete {
 		t.Errorf("status %q %q", m.Status, m.Reason)
+	}
+	if m.Target.FlightRecorder != "on" {
+		t.Errorf("target's flight recorder %q after the run armed it, want on", m.Target.FlightRecorder)
 	}
 	an := out.Analysis
 	if len(an.Phases) != 1 || an.Phases[0].Ceiling == nil || an.Phases[0].Ceiling.Pool != "db" {

@@ -44,7 +44,8 @@ func main() {
 	withAgent := flag.Bool("agent", false, "target mode: mount the agent (flight recorder on)")
 	token := flag.String("token", "", "target mode: the agent's bearer token")
 	noFR := flag.Bool("no-fr", false, "target mode: the agent's flight recorder off")
-	variantList := flag.String("variants", "none,agent", "variants to compare, the first is the baseline: none, agent, agent-nofr, agent+profiling")
+	onDemand := flag.Bool("fr-on-demand", false, "target mode: the agent's flight recorder on demand (not armed)")
+	variantList := flag.String("variants", "none,agent", "variants to compare, the first is the baseline: none, agent, agent-nofr, agent-ondemand, agent+profiling")
 	together := flag.Bool("together", false, "run the variants of a round at the same time (each its own target and load), so they share the machine's state")
 	profiling := flag.Bool("profiling", false, "target mode: also enable block and mutex profiling (fixtureagent's rates)")
 	model := flag.String("model", "goroutine", "target mode: the fixture's concurrency model")
@@ -61,7 +62,7 @@ func main() {
 	defer stop()
 	var err error
 	if *serve != "" {
-		err = serveFixture(ctx, *serve, *withAgent, *profiling, *noFR, *token, *model, *workers, *dbPool)
+		err = serveFixture(ctx, *serve, *withAgent, *profiling, *noFR, *onDemand, *token, *model, *workers, *dbPool)
 	} else {
 		err = bench(ctx, *rounds, *rate, *duration, *warmup, *path, strings.Split(*variantList, ","), *together)
 	}
@@ -71,7 +72,7 @@ func main() {
 	}
 }
 
-func serveFixture(ctx context.Context, addr string, withAgent, profiling, noFR bool, token, model string, workers, dbPool int) error {
+func serveFixture(ctx context.Context, addr string, withAgent, profiling, noFR, onDemand bool, token, model string, workers, dbPool int) error {
 	cfg := fixtures.DefaultConfig()
 	cfg.Addr = addr
 	m, err := fixtures.ParseModel(model)
@@ -87,7 +88,7 @@ func serveFixture(ctx context.Context, addr string, withAgent, profiling, noFR b
 	}
 	var fa *fixtureagent.FixtureAgent
 	if withAgent {
-		opts := agent.Options{Token: token, FlightRecorder: agent.FlightRecorderOptions{Disabled: noFR}}
+		opts := agent.Options{Token: token, FlightRecorder: agent.FlightRecorderOptions{Disabled: noFR, OnDemand: onDemand}}
 		if profiling {
 			fa, err = fixtureagent.New(opts) // block and mutex profiling on
 		} else {
@@ -125,6 +126,7 @@ var variants = map[string][]string{
 	"none":            nil,
 	"agent":           {"-agent"},
 	"agent-nofr":      {"-agent", "-no-fr"},
+	"agent-ondemand":  {"-agent", "-fr-on-demand"},
 	"agent+profiling": {"-agent", "-profiling"},
 }
 

@@ -38,14 +38,16 @@ func runFixture(ctx context.Context, s *stdio, args []string) error {
 	var aopts agent.Options
 	fs.StringVar(&aopts.Token, "agent-token", "", "require this Bearer token for the agent's traces, profiles and GOMAXPROCS")
 	fs.BoolVar(&aopts.AllowSetGOMAXPROCS, "agent-set-gomaxprocs", false, "let the agent change GOMAXPROCS (schedscope sweep --live)")
-	flightRecorder := fs.Bool("agent-flight-recorder", true, "run the agent's execution-trace flight recorder")
+	fr := frMode("on")
+	fs.Var(&fr, "agent-flight-recorder", "the agent's execution-trace flight recorder: on (from the start), off, or on-demand (started by `schedscope run --snapshot-when`, which arms it)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return usageErr("unexpected argument %q (the only sub-command is 'downstream')", fs.Arg(0))
 	}
-	aopts.FlightRecorder.Disabled = !*flightRecorder
+	aopts.FlightRecorder.Disabled = fr == "off"
+	aopts.FlightRecorder.OnDemand = fr == "on-demand"
 	m, err := fixtures.ParseModel(*model)
 	if err != nil {
 		return usageErr("--model: %v", err)
@@ -110,6 +112,26 @@ func drain(s *stdio, shutdown func(context.Context) error) error {
 	defer cancel()
 	if err := shutdown(ctx); err != nil {
 		fmt.Fprintf(s.errOut, "schedscope fixture: stopped without a full drain: %v\n", err)
+	}
+	return nil
+}
+
+// frMode is --agent-flight-recorder: on, off or on-demand. It stays a
+// boolean flag too (--agent-flight-recorder=false, as before on-demand).
+type frMode string
+
+func (m *frMode) String() string   { return string(*m) }
+func (m *frMode) IsBoolFlag() bool { return true }
+func (m *frMode) Set(s string) error {
+	switch s {
+	case "on", "true", "1":
+		*m = "on"
+	case "off", "false", "0":
+		*m = "off"
+	case "on-demand":
+		*m = "on-demand"
+	default:
+		return fmt.Errorf("want on, off or on-demand")
 	}
 	return nil
 }

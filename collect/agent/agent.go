@@ -19,6 +19,8 @@
 //	GET  /pools            pool usage only (JSON)
 //	GET  /trace?seconds=N  execution trace of the next N seconds            [token, capture]
 //	GET  /flightrecorder   flight-recorder snapshot of the last seconds     [token]
+//	POST /flightrecorder/arm?for=D  start an on-demand recorder for D (default
+//	                       10m, at most 24h; a no-op when it runs for good)  [token]
 //	GET  /profile/NAME     goroutine, block, mutex or threadcreate profile  [token]
 //	                       (pprof proto; ?debug=1|2 for the text forms)
 //	GET  /fgprof?seconds=N fgprof wall-clock profile (pprof proto)          [token, capture]
@@ -98,6 +100,14 @@ type Options struct {
 type FlightRecorderOptions struct {
 	// Disabled leaves the flight recorder off; /flightrecorder then answers 503.
 	Disabled bool
+	// OnDemand starts the flight recorder only when a client arms it (POST
+	// /flightrecorder/arm?for=D, as `schedscope run --snapshot-when` does),
+	// and stops it when the armed period ends. The recorder is continuous
+	// execution tracing: on the fixture it costs a few percent of CPU per
+	// request (docs/readme-agent.md), which an agent that is mounted all the
+	// time but seldom used need not pay. Off by default: the recorder runs
+	// from New on.
+	OnDemand bool
 	// MinAge is how much recent history the recorder keeps (at least); zero
 	// means the runtime's default (about 10 s).
 	MinAge time.Duration
@@ -118,10 +128,20 @@ type Agent struct {
 
 	snapshotting sync.Mutex // held while a flight-recorder snapshot is written
 
-	frMu  sync.Mutex
-	fr    *trace.FlightRecorder // nil when disabled or failed to start
-	frErr error                 // why fr is nil, when it is not disabled
+	frMu    sync.Mutex
+	fr      *trace.FlightRecorder // nil when disabled, failed to start, or not armed
+	frErr   error                 // why fr is nil, when it is not disabled or on demand
+	frUntil time.Time             // on demand: when the armed period ends
+	frTimer *time.Timer           // on demand: stops the recorder at frUntil
+	closed  bool
 }
+
+// FlightRecorderOnDemand is Index.FlightRecorder for an on-demand recorder
+// that is not armed.
+const FlightRecorderOnDemand = "on demand"
+
+// MaxArm bounds the period of POST /flightrecorder/arm.
+const MaxArm = 24 * time.Hour
 
 // DefaultMaxCapture is the bound on duration parameters when Options.MaxCapture is zero.
 const DefaultMaxCapture = 60 * time.Second
@@ -155,18 +175,66 @@ func New(opts Options) (*Agent, error) {
 	if opts.MutexProfileFraction > 0 {
 		runtime.SetMutexProfileFraction(opts.MutexProfileFraction)
 	}
-	if !opts.FlightRecorder.Disabled {
-		fr := trace.NewFlightRecorder(trace.FlightRecorderConfig{
-			MinAge:   opts.FlightRecorder.MinAge,
-			MaxBytes: opts.FlightRecorder.MaxBytes,
-		})
-		if err := fr.Start(); err != nil {
-			a.frErr = fmt.Errorf("flight recorder: %w", err)
-		} else {
-			a.fr = fr
-		}
+	if !opts.FlightRecorder.Disabled && !opts.FlightRecorder.OnDemand {
+		a.frMu.Lock()
+		a.startRecorderLocked()
+		a.frMu.Unlock()
 	}
 	return a, nil
+}
+
+// startRecorderLocked starts a flight recorder; a.frMu is held.
+func (a *Agent) startRecorderLocked() {
+	fr := trace.NewFlightRecorder(trace.FlightRecorderConfig{
+		MinAge:   a.opts.FlightRecorder.MinAge,
+		MaxBytes: a.opts.FlightRecorder.MaxBytes,
+	})
+	if err := fr.Start(); err != nil {
+		a.frErr = fmt.Errorf("flight recorder: %w", err)
+		return
+	}
+	a.fr, a.frErr = fr, nil
+}
+
+// arm starts an on-demand recorder, or keeps it running, until at least
+// now+d. It returns when the armed period ends.
+func (a *Agent) arm(d time.Duration) (time.Time, error) {
+	a.frMu.Lock()
+	defer a.frMu.Unlock()
+	if a.closed {
+		return time.Time{}, errors.New("flight recorder: agent closed")
+	}
+	if a.fr == nil {
+		a.startRecorderLocked()
+		if a.fr == nil {
+			return time.Time{}, a.frErr
+		}
+	}
+	if until := time.Now().Add(d); until.After(a.frUntil) {
+		a.frUntil = until
+	}
+	if a.frTimer == nil {
+		a.frTimer = time.AfterFunc(time.Until(a.frUntil), a.disarm)
+	} else {
+		a.frTimer.Reset(time.Until(a.frUntil))
+	}
+	return a.frUntil, nil
+}
+
+// disarm stops an on-demand recorder whose armed period has ended (the
+// timer's func; a later arm may have extended the period).
+func (a *Agent) disarm() {
+	a.frMu.Lock()
+	fr := a.fr
+	if a.closed || fr == nil || time.Now().Before(a.frUntil) {
+		a.frMu.Unlock()
+		return
+	}
+	a.fr = nil
+	a.frMu.Unlock()
+	a.snapshotting.Lock() // a snapshot in progress finishes first
+	fr.Stop()
+	a.snapshotting.Unlock()
 }
 
 // Close stops the flight recorder, waiting for a snapshot in progress. Other
@@ -176,12 +244,18 @@ func (a *Agent) Close() error {
 	a.frMu.Lock()
 	fr := a.fr
 	a.fr = nil
+	a.closed = true
+	if a.frTimer != nil {
+		a.frTimer.Stop()
+	}
 	if fr != nil {
 		a.frErr = errors.New("flight recorder: agent closed")
 	}
 	a.frMu.Unlock()
 	if fr != nil {
+		a.snapshotting.Lock()
 		fr.Stop()
+		a.snapshotting.Unlock()
 	}
 	return nil
 }
@@ -216,6 +290,8 @@ func (a *Agent) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		a.guarded(w, r, true, a.serveTrace)
 	case path == "/flightrecorder":
 		a.guarded(w, r, false, a.serveFlightRecorder)
+	case path == "/flightrecorder/arm":
+		a.guarded(w, r, false, a.serveArm)
 	case strings.HasPrefix(path, "/profile/"):
 		a.guarded(w, r, false, a.serveProfile)
 	case path == "/fgprof":
@@ -282,28 +358,31 @@ type Index struct {
 	Started        time.Time `json:"started"`         // when New ran
 	GOMAXPROCS     int       `json:"gomaxprocs"`      // at the time of the request
 	NumCPU         int       `json:"num_cpu"`         // runtime.NumCPU()
-	FlightRecorder string    `json:"flight_recorder"` // "on", "off", or why it is unavailable
-	TokenRequired  bool      `json:"token_required"`
-	SetGOMAXPROCS  bool      `json:"set_gomaxprocs"` // POST /gomaxprocs allowed
-	MaxCapture     string    `json:"max_capture"`    // bound on duration parameters
-	Pools          []string  `json:"pools"`          // registered pool names, sorted
-	Endpoints      []string  `json:"endpoints"`
+	FlightRecorder string    `json:"flight_recorder"` // "on", "off", FlightRecorderOnDemand, or why it is unavailable
+	// FlightRecorderUntil is when an armed on-demand recorder stops.
+	FlightRecorderUntil *time.Time `json:"flight_recorder_until,omitempty"`
+	TokenRequired       bool       `json:"token_required"`
+	SetGOMAXPROCS       bool       `json:"set_gomaxprocs"` // POST /gomaxprocs allowed
+	MaxCapture          string     `json:"max_capture"`    // bound on duration parameters
+	Pools               []string   `json:"pools"`          // registered pool names, sorted
+	Endpoints           []string   `json:"endpoints"`
 }
 
 func (a *Agent) serveIndex(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, Index{
-		Agent:          "schedscope",
-		Version:        Version,
-		GoVersion:      runtime.Version(),
-		Started:        a.started,
-		GOMAXPROCS:     runtime.GOMAXPROCS(0),
-		NumCPU:         runtime.NumCPU(),
-		FlightRecorder: a.flightRecorderState(),
-		TokenRequired:  a.opts.Token != "",
-		SetGOMAXPROCS:  a.opts.AllowSetGOMAXPROCS,
-		MaxCapture:     a.opts.MaxCapture.String(),
-		Pools:          a.pools.Names(),
-		Endpoints: []string{"metrics", "pools", "trace", "flightrecorder", "profile/goroutine", "profile/block",
+		Agent:               "schedscope",
+		Version:             Version,
+		GoVersion:           runtime.Version(),
+		Started:             a.started,
+		GOMAXPROCS:          runtime.GOMAXPROCS(0),
+		NumCPU:              runtime.NumCPU(),
+		FlightRecorder:      a.flightRecorderState(),
+		FlightRecorderUntil: a.armedUntil(),
+		TokenRequired:       a.opts.Token != "",
+		SetGOMAXPROCS:       a.opts.AllowSetGOMAXPROCS,
+		MaxCapture:          a.opts.MaxCapture.String(),
+		Pools:               a.pools.Names(),
+		Endpoints: []string{"metrics", "pools", "trace", "flightrecorder", "flightrecorder/arm", "profile/goroutine", "profile/block",
 			"profile/mutex", "profile/threadcreate", "fgprof", "sleepprobe", "gomaxprocs"},
 	})
 }
@@ -316,9 +395,66 @@ func (a *Agent) flightRecorderState() string {
 		return "on"
 	case a.frErr != nil:
 		return a.frErr.Error()
+	case a.opts.FlightRecorder.OnDemand && !a.opts.FlightRecorder.Disabled:
+		return FlightRecorderOnDemand
 	default:
 		return "off"
 	}
+}
+
+// armedUntil is when an armed on-demand recorder stops, or nil.
+func (a *Agent) armedUntil() *time.Time {
+	a.frMu.Lock()
+	defer a.frMu.Unlock()
+	if a.fr == nil || a.frUntil.IsZero() {
+		return nil
+	}
+	t := a.frUntil
+	return &t
+}
+
+// ArmState is the JSON document POST /flightrecorder/arm answers.
+type ArmState struct {
+	FlightRecorder string     `json:"flight_recorder"` // "on"
+	Until          *time.Time `json:"until,omitempty"` // when it stops; absent when it runs for good
+}
+
+// serveArm starts an on-demand flight recorder for ?for=D (default 10m,
+// at most MaxArm). On an agent whose recorder runs for good it changes
+// nothing and says so.
+func (a *Agent) serveArm(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		httpError(w, http.StatusMethodNotAllowed, "schedscope agent: POST /flightrecorder/arm?for=D")
+		return
+	}
+	fro := a.opts.FlightRecorder
+	if fro.Disabled {
+		httpError(w, http.StatusServiceUnavailable, "schedscope agent: flight recorder disabled in the agent's options")
+		return
+	}
+	if !fro.OnDemand {
+		if state := a.flightRecorderState(); state != "on" {
+			httpError(w, http.StatusServiceUnavailable, "schedscope agent: %s", state)
+			return
+		}
+		writeJSON(w, ArmState{FlightRecorder: "on"})
+		return
+	}
+	d := 10 * time.Minute
+	if v := r.URL.Query().Get("for"); v != "" {
+		var err error
+		if d, err = time.ParseDuration(v); err != nil || d <= 0 || d > MaxArm {
+			httpError(w, http.StatusBadRequest, "schedscope agent: for=%q: want a duration in (0, %v]", v, MaxArm)
+			return
+		}
+	}
+	until, err := a.arm(d)
+	if err != nil {
+		httpError(w, http.StatusServiceUnavailable, "schedscope agent: %v", err)
+		return
+	}
+	writeJSON(w, ArmState{FlightRecorder: "on", Until: &until})
 }
 
 func (a *Agent) serveMetrics(w http.ResponseWriter, r *http.Request) {

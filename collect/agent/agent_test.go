@@ -235,6 +235,11 @@ func TestTraceAndFlightRecorder(t *testing.T) {
 	if code != 200 || !isTrace(body) {
 		t.Fatalf("flight recorder: %d, %d bytes, starts %q", code, len(body), body[:min(16, len(body))])
 	}
+	// Arming a recorder that runs for good changes nothing and says so.
+	var st ArmState
+	if code, body := do(t, "POST", base+"/flightrecorder/arm?for=1m", ""); code != 200 || json.Unmarshal(body, &st) != nil || st.FlightRecorder != "on" || st.Until != nil {
+		t.Errorf("arm an always-on recorder: %d %s", code, body)
+	}
 }
 
 func TestProfiles(t *testing.T) {
@@ -376,5 +381,56 @@ func TestSecondFlightRecorderDoesNotFail(t *testing.T) {
 	defer a2.Close()
 	if st := a2.flightRecorderState(); st == "on" || st == "off" {
 		t.Errorf("second flight recorder state %q, want the reason it is unavailable", st)
+	}
+}
+
+// An on-demand recorder is off until armed, runs for the armed period,
+// stops by itself afterwards, and arming is token-guarded and bounded.
+func TestFlightRecorderOnDemand(t *testing.T) {
+	a, base := startAgent(t, Options{Token: "tok", FlightRecorder: FlightRecorderOptions{OnDemand: true}})
+	if st := a.flightRecorderState(); st != FlightRecorderOnDemand {
+		t.Fatalf("state before arming %q, want %q", st, FlightRecorderOnDemand)
+	}
+	if code, body := do(t, "GET", base+"/flightrecorder", "tok"); code != 503 || !strings.Contains(string(body), "arm") {
+		t.Errorf("snapshot before arming: %d %s, want 503 saying how to arm", code, body)
+	}
+	if code, _ := do(t, "POST", base+"/flightrecorder/arm?for=1s", ""); code != 401 {
+		t.Errorf("arm without the token: %d, want 401", code)
+	}
+	if code, _ := do(t, "GET", base+"/flightrecorder/arm?for=1s", "tok"); code != 405 {
+		t.Errorf("arm with GET: %d, want 405", code)
+	}
+	for _, bad := range []string{"0s", "-1s", "25h", "soon"} {
+		if code, _ := do(t, "POST", base+"/flightrecorder/arm?for="+bad, "tok"); code != 400 {
+			t.Errorf("arm for=%s: %d, want 400", bad, code)
+		}
+	}
+	code, body := do(t, "POST", base+"/flightrecorder/arm?for=700ms", "tok")
+	var st ArmState
+	if code != 200 || json.Unmarshal(body, &st) != nil || st.FlightRecorder != "on" || st.Until == nil {
+		t.Fatalf("arm: %d %s", code, body)
+	}
+	var idx Index
+	if code, body := do(t, "GET", base+"/", ""); code != 200 || json.Unmarshal(body, &idx) != nil || idx.FlightRecorder != "on" || idx.FlightRecorderUntil == nil {
+		t.Errorf("index while armed: %d %s", code, body)
+	}
+	time.Sleep(100 * time.Millisecond) // something to record
+	if code, body := do(t, "GET", base+"/flightrecorder", "tok"); code != 200 || !isTrace(body) {
+		t.Fatalf("snapshot while armed: %d, %d bytes", code, len(body))
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for a.flightRecorderState() != FlightRecorderOnDemand {
+		if time.Now().After(deadline) {
+			t.Fatalf("recorder still %q 5 s after a 700 ms arm", a.flightRecorderState())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if code, _ := do(t, "GET", base+"/flightrecorder", "tok"); code != 503 {
+		t.Errorf("snapshot after the armed period: %d, want 503", code)
+	}
+	// A disabled recorder cannot be armed.
+	_, base2 := startAgent(t, Options{FlightRecorder: FlightRecorderOptions{Disabled: true}})
+	if code, _ := do(t, "POST", base2+"/flightrecorder/arm", ""); code != 503 {
+		t.Errorf("arm on a disabled recorder: %d, want 503", code)
 	}
 }

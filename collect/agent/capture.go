@@ -51,7 +51,11 @@ func (a *Agent) serveFlightRecorder(w http.ResponseWriter, r *http.Request) {
 	fr, frErr := a.fr, a.frErr
 	a.frMu.Unlock()
 	if fr == nil {
-		if frErr == nil {
+		switch {
+		case frErr != nil:
+		case a.opts.FlightRecorder.OnDemand && !a.opts.FlightRecorder.Disabled:
+			frErr = fmt.Errorf("flight recorder on demand and not armed: POST /flightrecorder/arm?for=D first")
+		default:
 			frErr = fmt.Errorf("flight recorder disabled in the agent's options")
 		}
 		httpError(w, http.StatusServiceUnavailable, "schedscope agent: %v", frErr)
