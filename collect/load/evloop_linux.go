@@ -17,12 +17,13 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// evLoop is the open model's engine for plain-HTTP targets with the lean
-// client: one event loop, run by the driver goroutine itself, owns every
-// connection. It paces the arrivals, writes each request at its send time,
-// and reads every response, waiting in epoll_pwait2 with a nanosecond
-// timeout for whichever comes first: the next send, a response, or a
-// request's deadline. This is wrk's design. Compared with a goroutine per
+// evLoop is the engine for plain-HTTP targets with the lean client, in
+// both models: one event loop, run by the driver goroutine itself, owns
+// every connection. It paces the arrivals (or runs the closed model's
+// users), writes each request at its send time, and reads every response,
+// waiting in epoll_pwait2 with a nanosecond timeout for whichever comes
+// first: the next send, a response, or a request's deadline. This is wrk's
+// design. Compared with a goroutine per
 // connection it saves, per request, a goroutine wake-up, a netpoller
 // hand-off, a futex wake of an idle thread and a read that finds nothing;
 // on a 2-core machine shared with its target those were most of the
