@@ -483,14 +483,7 @@ func (r *Runner) armFlightRecorder(ctx context.Context, c *targetClient) {
 	if c.source != SourceAgent || c.index == nil || c.index.FlightRecorder != agent.FlightRecorderOnDemand || r.cfg.SnapshotWhen == "" {
 		return
 	}
-	lc := r.cfg.Load
-	d := lc.Warmup + lc.Timeout + time.Minute
-	if n := len(lc.Rates); n > 0 {
-		d += time.Duration(n)*lc.Duration + time.Duration(n-1)*lc.Pause
-	} else {
-		d += lc.Duration
-	}
-	d = min(max(d, time.Minute), agent.MaxArm)
+	d := min(r.cfg.Load.PlannedDuration()+r.cfg.Load.Timeout+time.Minute, agent.MaxArm)
 	if err := c.fetch(ctx, c.http, http.MethodPost, "flightrecorder/arm?for="+d.String(), io.Discard); err != nil {
 		return
 	}

@@ -191,13 +191,12 @@ func (b *bench) full(ctx context.Context) error {
 			// Paired: the median over runs of each run's ratio to wrk in
 			// the same run, which cancels the machine's drift between runs
 			// (wrk alone spread over 42,800-53,200 req/s in one benchmark).
-			var r, rc []measure
+			var ratios []measure // each run's figures over wrk's in the same run
 			for i := range min(len(ms), len(ref)) {
-				r = append(r, measure{okPerS: ms[i].okPerS / ref[i].okPerS})
-				rc = append(rc, measure{okPerS: ms[i].cpuUSPerRq / ref[i].cpuUSPerRq})
+				ratios = append(ratios, measure{okPerS: ms[i].okPerS / ref[i].okPerS, cpuUSPerRq: ms[i].cpuUSPerRq / ref[i].cpuUSPerRq})
 			}
-			pvs = fmt.Sprintf("%.2fx", median(r, func(m measure) float64 { return m.okPerS }))
-			pvsc = fmt.Sprintf("%.2fx", median(rc, func(m measure) float64 { return m.okPerS }))
+			pvs = fmt.Sprintf("%.2fx", median(ratios, func(m measure) float64 { return m.okPerS }))
+			pvsc = fmt.Sprintf("%.2fx", median(ratios, func(m measure) float64 { return m.cpuUSPerRq }))
 		}
 		fmt.Printf("| %s | %.0f | %s | %s | %.1f | %s | %s |\n", t, rps, vs, pvs, cpu, vsc, pvsc)
 	}

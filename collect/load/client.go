@@ -254,65 +254,34 @@ func (c *leanConn) readResponse() (status int, keep, started bool, err error) {
 			return 0, false, started, err
 		}
 		started = true
-		// "HTTP/1.1 200 OK"
-		if len(line) < 12 || !bytes.HasPrefix(line, []byte("HTTP/1.")) || line[8] != ' ' {
-			return 0, false, true, fmt.Errorf("malformed status line %q", truncate(line))
+		h, err := parseStatusLine(line)
+		if err != nil {
+			return 0, false, true, err
 		}
-		status = 0
-		for _, d := range line[9:12] {
-			if d < '0' || d > '9' {
-				return 0, false, true, fmt.Errorf("malformed status line %q", truncate(line))
-			}
-			status = status*10 + int(d-'0')
-		}
-		if status < 100 {
-			return 0, false, true, fmt.Errorf("malformed status line %q", truncate(line))
-		}
-		keep = line[7] == '1'
-		contentLength := int64(-1)
-		chunked := false
 		for {
-			h, err := c.readLine()
+			line, err := c.readLine()
 			if err != nil {
 				return 0, false, true, err
 			}
-			if len(h) == 0 {
+			if len(line) == 0 {
 				break
 			}
-			name, value, ok := bytes.Cut(h, []byte(":"))
-			if !ok {
-				continue
-			}
-			value = bytes.TrimSpace(value)
-			switch {
-			case bytes.EqualFold(name, []byte("Content-Length")):
-				n, err := strconv.ParseInt(string(value), 10, 64)
-				if err != nil || n < 0 {
-					return 0, false, true, fmt.Errorf("malformed Content-Length %q", truncate(value))
-				}
-				contentLength = n
-			case bytes.EqualFold(name, []byte("Transfer-Encoding")):
-				chunked = bytes.Contains(bytes.ToLower(value), []byte("chunked"))
-			case bytes.EqualFold(name, []byte("Connection")):
-				switch {
-				case bytes.EqualFold(value, []byte("close")):
-					keep = false
-				case bytes.EqualFold(value, []byte("keep-alive")):
-					keep = true
-				}
+			if err := h.header(line); err != nil {
+				return 0, false, true, err
 			}
 		}
-		if status >= 100 && status < 200 && status != 101 {
+		if h.interim() {
 			continue // an interim response: the real one follows
 		}
+		status, keep = h.status, h.keep
 		switch {
 		case c.t.head || status == 204 || status == 304:
-		case chunked:
+		case h.chunked:
 			if err := c.discardChunked(); err != nil {
 				return 0, false, true, err
 			}
-		case contentLength >= 0:
-			if _, err := c.br.Discard(int(contentLength)); err != nil {
+		case h.contentLength >= 0:
+			if _, err := c.br.Discard(int(h.contentLength)); err != nil {
 				return 0, false, true, err
 			}
 		default:
@@ -326,18 +295,87 @@ func (c *leanConn) readResponse() (status int, keep, started bool, err error) {
 	}
 }
 
+// respHead is what a response's head says about its body and connection.
+// Both parsers fill it: the blocking readResponse and the event loop's
+// respParser.
+type respHead struct {
+	status        int
+	keep          bool
+	contentLength int64 // -1 when absent
+	chunked       bool
+}
+
+// parseStatusLine reads "HTTP/1.x NNN reason" (without its line ending).
+func parseStatusLine(line []byte) (respHead, error) {
+	if len(line) < 12 || !bytes.HasPrefix(line, []byte("HTTP/1.")) || line[8] != ' ' {
+		return respHead{}, fmt.Errorf("malformed status line %q", truncate(line))
+	}
+	status := 0
+	for _, d := range line[9:12] {
+		if d < '0' || d > '9' {
+			return respHead{}, fmt.Errorf("malformed status line %q", truncate(line))
+		}
+		status = status*10 + int(d-'0')
+	}
+	if status < 100 {
+		return respHead{}, fmt.Errorf("malformed status line %q", truncate(line))
+	}
+	return respHead{status: status, keep: line[7] == '1', contentLength: -1}, nil
+}
+
+// header applies one header line (without its line ending); lines without
+// a colon are ignored.
+func (h *respHead) header(line []byte) error {
+	name, value, ok := bytes.Cut(line, []byte(":"))
+	if !ok {
+		return nil
+	}
+	value = bytes.TrimSpace(value)
+	switch {
+	case bytes.EqualFold(name, []byte("Content-Length")):
+		n, err := strconv.ParseInt(string(value), 10, 64)
+		if err != nil || n < 0 {
+			return fmt.Errorf("malformed Content-Length %q", truncate(value))
+		}
+		h.contentLength = n
+	case bytes.EqualFold(name, []byte("Transfer-Encoding")):
+		h.chunked = bytes.Contains(bytes.ToLower(value), []byte("chunked"))
+	case bytes.EqualFold(name, []byte("Connection")):
+		switch {
+		case bytes.EqualFold(value, []byte("close")):
+			h.keep = false
+		case bytes.EqualFold(value, []byte("keep-alive")):
+			h.keep = true
+		}
+	}
+	return nil
+}
+
+// parseChunkSize reads a chunk-size line (without its line ending),
+// ignoring chunk extensions.
+func parseChunkSize(line []byte) (int64, error) {
+	if i := bytes.IndexByte(line, ';'); i >= 0 {
+		line = line[:i]
+	}
+	n, err := strconv.ParseInt(string(bytes.TrimSpace(line)), 16, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("malformed chunk size %q", truncate(line))
+	}
+	return n, nil
+}
+
+// interim reports a 1xx response other than 101: the real one follows.
+func (h *respHead) interim() bool { return h.status >= 100 && h.status < 200 && h.status != 101 }
+
 func (c *leanConn) discardChunked() error {
 	for {
 		line, err := c.readLine()
 		if err != nil {
 			return err
 		}
-		if i := bytes.IndexByte(line, ';'); i >= 0 {
-			line = line[:i]
-		}
-		n, err := strconv.ParseInt(string(bytes.TrimSpace(line)), 16, 64)
-		if err != nil || n < 0 {
-			return fmt.Errorf("malformed chunk size %q", truncate(line))
+		n, err := parseChunkSize(line)
+		if err != nil {
+			return err
 		}
 		if n == 0 {
 			for { // trailers, up to the empty line

@@ -96,9 +96,10 @@ func TestEnginesRetryStaleConnection(t *testing.T) {
 	})
 }
 
-// A cold start at a rate that needs more connections than maxDials at
-// once: requests wait for the first free connection, and every one is
-// sent and answered.
+// A cold start at a rate that needs about 60 connections, more than
+// maxDials: every request is sent and answered, whether it found an idle
+// connection, dialled one, or waited for one (how many waited depends on
+// how fast the dials complete, so it is not asserted).
 func TestEnginesColdStartManyConnections(t *testing.T) {
 	engines(t, func(t *testing.T, goroutines bool) {
 		srv, c := serve(t, sleepHandler(30*time.Millisecond))
@@ -161,4 +162,15 @@ func TestEnginesClosedModelThink(t *testing.T) {
 			t.Errorf("target saw %d requests at once with 3 users", peak)
 		}
 	})
+}
+
+func TestPlannedDuration(t *testing.T) {
+	cfg := Config{URL: "http://127.0.0.1:1/", Rates: []float64{1, 2, 3}, Warmup: time.Second, Duration: 2 * time.Second, Pause: 500 * time.Millisecond}
+	// warm-up 1 s, three 2 s steps, a pause before each step: 8.5 s.
+	if got := cfg.PlannedDuration(); got != 8500*time.Millisecond {
+		t.Errorf("PlannedDuration = %v, want 8.5s", got)
+	}
+	if got := (Config{URL: "http://127.0.0.1:1/"}).PlannedDuration(); got != 0 {
+		t.Errorf("PlannedDuration of a config without a rate or users = %v, want 0", got)
+	}
 }

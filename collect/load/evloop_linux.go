@@ -39,11 +39,11 @@ type evLoop struct {
 	sa     unix.Sockaddr
 	family int
 
-	conns   []*evConn // by fd
-	idle    []*evConn // keep-alive connections with nothing in flight, newest last
-	pending []ticket  // due while nothing was idle and maxDials were being dialled
-	dialing int       // connections being dialled
-	expiry  []expiry  // deadlines in send order (every request has the same timeout)
+	conns   []*evConn   // by fd
+	idle    []*evConn   // keep-alive connections with nothing in flight, newest last
+	pending ticketQueue // due while nothing was idle and maxDials were being dialled
+	dialing int         // connections being dialled
+	expiry  []expiry    // deadlines in send order (every request has the same timeout)
 	expHead int
 
 	events []unix.EpollEvent
@@ -298,10 +298,11 @@ func (l *evLoop) dispatch(t ticket) {
 
 // refill dials for queued requests while dials are free.
 func (l *evLoop) refill() {
-	for len(l.pending) > 0 && l.dialing < maxDials && !l.r.stopping() {
-		t := l.pending[0]
-		l.pending[0] = ticket{}
-		l.pending = l.pending[1:]
+	for l.dialing < maxDials && !l.r.stopping() {
+		t, ok := l.pending.pop()
+		if !ok {
+			return
+		}
 		l.dial(t, false)
 	}
 }
@@ -447,10 +448,7 @@ func (l *evLoop) complete(c *evConn, keep bool) {
 		return
 	}
 	if keep {
-		if len(l.pending) > 0 {
-			next := l.pending[0]
-			l.pending[0] = ticket{}
-			l.pending = l.pending[1:]
+		if next, ok := l.pending.pop(); ok {
 			r.finish(l.sh, r.states[t.phase], t.intended, sent, status, nil)
 			l.send(c, next, r.nowNS())
 			return
@@ -562,11 +560,8 @@ func (l *evLoop) shutdown() {
 			r.finish(l.sh, r.states[t.phase], t.intended, sent, 0, errClosedRun)
 		}
 	}
-	for _, t := range l.pending {
-		r.states[t.phase].inflight.Add(-1)
-		r.inflight.Add(-1)
-	}
-	l.pending, l.idle, l.expiry, l.expHead = nil, nil, nil, 0
+	l.pending.drop(r)
+	l.idle, l.expiry, l.expHead = nil, nil, 0
 }
 
 // closedRun is a closed-model phase on the loop.

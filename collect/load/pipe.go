@@ -79,33 +79,33 @@ func (r *runner) claim(t ticket) (c *pipeConn, conn net.Conn, now time.Time, dia
 	return nil, nil, time.Time{}, false
 }
 
-// nextPending pops the oldest queued request; r.pipeMu is held.
-func (r *runner) nextPending() (ticket, bool) {
-	if len(r.pipePending) == 0 {
+// ticketQueue holds the requests that fell due while no connection was
+// idle and maxDials were being dialled, oldest first. Both engines keep
+// one; it is not safe for concurrent use.
+type ticketQueue []ticket
+
+// pop removes and returns the oldest request.
+func (q *ticketQueue) pop() (ticket, bool) {
+	if len(*q) == 0 {
 		return ticket{}, false
 	}
-	t := r.pipePending[0]
-	r.pipePending[0] = ticket{}
-	r.pipePending = r.pipePending[1:]
-	if len(r.pipePending) == 0 {
-		r.pipePending = r.pipePending[:0:0] // let the backing array go
+	t := (*q)[0]
+	(*q)[0] = ticket{}
+	*q = (*q)[1:]
+	if len(*q) == 0 {
+		*q = (*q)[:0:0] // let the backing array go
 	}
 	return t, true
 }
 
-// dropPending releases the in-flight slots of requests still queued when
-// the run stops: they were never sent, so they have no outcome.
-func (r *runner) dropPending() {
-	r.pipeMu.Lock()
-	defer r.pipeMu.Unlock()
-	for {
-		t, ok := r.nextPending()
-		if !ok {
-			return
-		}
+// drop releases the in-flight slots of the queued requests when the run
+// stops: they were never sent, so they have no outcome.
+func (q *ticketQueue) drop(r *runner) {
+	for _, t := range *q {
 		r.states[t.phase].inflight.Add(-1)
 		r.inflight.Add(-1)
 	}
+	*q = nil
 }
 
 // dispatchPipe sends t now: on an idle connection, on a new one dialled by
@@ -170,7 +170,7 @@ func (r *runner) takeForDial() (ticket, bool) {
 	if r.stopping() || r.dialing >= maxDials {
 		return ticket{}, false
 	}
-	t, ok := r.nextPending()
+	t, ok := r.pipePending.pop()
 	if ok {
 		r.dialing++
 	}
@@ -237,7 +237,7 @@ func (c *pipeConn) idleOrNext() (ticket, bool) {
 	r := c.r
 	r.pipeMu.Lock()
 	defer r.pipeMu.Unlock()
-	if t, ok := r.nextPending(); ok {
+	if t, ok := r.pipePending.pop(); ok {
 		c.mu.Lock()
 		c.t = t
 		c.mu.Unlock()
@@ -252,25 +252,7 @@ func (c *pipeConn) idleOrNext() (ticket, bool) {
 
 // send writes queued request t on c's open connection, recording the
 // failure and reporting false when that fails.
-func (c *pipeConn) send(t ticket) bool {
-	r := c.r
-	now := time.Now()
-	sent := int64(now.Sub(r.start))
-	c.mu.Lock()
-	c.sent = sent
-	c.mu.Unlock()
-	err := c.lc.conn.SetReadDeadline(now.Add(r.timeout))
-	if err == nil {
-		_, err = c.lc.conn.Write(r.target.request)
-	}
-	if err != nil {
-		c.closeConn()
-		c.markDead()
-		r.finish(c.sh, r.states[t.phase], t.intended, sent, 0, err)
-		return false
-	}
-	return true
-}
+func (c *pipeConn) send(t ticket) bool { return c.write(t, false) }
 
 // dial makes a new connection's first dial and write, which r.dialing
 // counted.
@@ -292,16 +274,21 @@ func (c *pipeConn) closeConn() {
 
 // dialAndSend opens a connection and writes t's request on it, recording
 // the failure and reporting false when that fails.
-func (c *pipeConn) dialAndSend(t ticket) bool {
+func (c *pipeConn) dialAndSend(t ticket) bool { return c.write(t, true) }
+
+// write stamps t's send time and writes its request, dialling first when
+// dial is set; on failure it closes c and records t's outcome.
+func (c *pipeConn) write(t ticket, dial bool) bool {
 	r := c.r
 	now := time.Now()
 	sent := int64(now.Sub(r.start))
+	deadline := now.Add(r.timeout)
+	var err error
 	c.mu.Lock()
 	c.sent = sent
-	c.mu.Unlock()
-	deadline := now.Add(r.timeout)
-	c.mu.Lock() // c is not in the idle list: the driver never waits here
-	err := c.lc.dial(r.ctx, deadline)
+	if dial { // c is not in the idle list: the driver never waits here
+		err = c.lc.dial(r.ctx, deadline)
+	}
 	c.mu.Unlock()
 	if err == nil {
 		if err = c.lc.conn.SetReadDeadline(deadline); err == nil {

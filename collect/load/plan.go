@@ -85,3 +85,18 @@ func (p *pacer) next() int64 {
 	p.i++
 	return t
 }
+
+// PlannedDuration is how long c's phases last together (warm-up, pauses and
+// measured phases), without the stragglers after the last one; zero for an
+// invalid c.
+func (c Config) PlannedDuration() time.Duration {
+	d, err := c.withDefaults()
+	if err != nil {
+		return 0
+	}
+	var total time.Duration
+	for _, p := range makePlan(&d) {
+		total += p.dur
+	}
+	return total
+}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"strconv"
 )
 
 // respParser reads HTTP/1.1 responses pushed to it in pieces, as a
@@ -76,43 +75,32 @@ func (p *respParser) feed(b []byte) (done bool, rest []byte, err error) {
 				return true, b, nil
 			}
 			p.st = psChunkCRLF
-		case psChunkCRLF:
+		case psChunkCRLF, psChunkSize, psTrailer:
 			var line []byte
-			line, b, err = p.takeUntil(b, []byte("\n"))
+			line, b, err = p.takeLine(b)
 			if err != nil || line == nil {
 				return false, nil, err
 			}
-			if len(bytes.TrimSuffix(line, []byte("\r"))) != 0 {
-				return false, nil, errNoCRLF
-			}
-			p.st = psChunkSize
-		case psChunkSize:
-			var line []byte
-			line, b, err = p.takeUntil(b, []byte("\n"))
-			if err != nil || line == nil {
-				return false, nil, err
-			}
-			line = bytes.TrimSuffix(line, []byte("\r"))
-			if i := bytes.IndexByte(line, ';'); i >= 0 {
-				line = line[:i]
-			}
-			n, perr := strconv.ParseInt(string(bytes.TrimSpace(line)), 16, 64)
-			if perr != nil || n < 0 {
-				return false, nil, fmt.Errorf("malformed chunk size %q", truncate(line))
-			}
-			if n == 0 {
-				p.st = psTrailer
-			} else {
-				p.st, p.remain = psChunkData, n
-			}
-		case psTrailer:
-			var line []byte
-			line, b, err = p.takeUntil(b, []byte("\n"))
-			if err != nil || line == nil {
-				return false, nil, err
-			}
-			if len(bytes.TrimSuffix(line, []byte("\r"))) == 0 {
-				return true, b, nil
+			switch p.st {
+			case psChunkCRLF:
+				if len(line) != 0 {
+					return false, nil, errNoCRLF
+				}
+				p.st = psChunkSize
+			case psChunkSize:
+				n, err := parseChunkSize(line)
+				if err != nil {
+					return false, nil, err
+				}
+				if n == 0 {
+					p.st = psTrailer
+				} else {
+					p.st, p.remain = psChunkData, n
+				}
+			case psTrailer:
+				if len(line) == 0 {
+					return true, b, nil
+				}
 			}
 		case psUntilClose:
 			return false, nil, nil
@@ -127,32 +115,29 @@ func (p *respParser) eof() (done bool) {
 	return p.st == psUntilClose
 }
 
-// takeUntil returns the bytes before sep (joined with what earlier calls
-// kept) and the bytes after it; nil when sep has not arrived yet, in which
-// case b is kept.
-func (p *respParser) takeUntil(b, sep []byte) (before, after []byte, err error) {
+// takeLine returns a line without its LF or CRLF (joined with what earlier
+// calls kept) and the bytes after it; nil when the line's end has not
+// arrived yet, in which case b is kept.
+func (p *respParser) takeLine(b []byte) (line, after []byte, err error) {
 	if len(p.buf) == 0 {
-		if i := bytes.Index(b, sep); i >= 0 {
-			return b[:i], b[i+len(sep):], nil
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			return bytes.TrimSuffix(b[:i], []byte("\r")), b[i+1:], nil
 		}
 	} else {
-		// sep may straddle the boundary: search from len(sep)-1 bytes back.
-		from := max(len(p.buf)-len(sep)+1, 0)
+		kept := len(p.buf)
 		p.buf = append(p.buf, b...)
-		if i := bytes.Index(p.buf[from:], sep); i >= 0 {
-			i += from
-			consumed := i + len(sep) - (len(p.buf) - len(b))
-			before = p.buf[:i]
-			p.buf = p.buf[:0] // before stays valid until the next append
-			return before, b[consumed:], nil
+		if i := bytes.IndexByte(p.buf[kept:], '\n'); i >= 0 {
+			line = bytes.TrimSuffix(p.buf[:kept+i], []byte("\r"))
+			p.buf = p.buf[:0] // line stays valid until the next append
+			return line, b[i+1:], nil
 		}
 		if len(p.buf) > maxHead {
-			return nil, nil, fmt.Errorf("response head over %d bytes", maxHead)
+			return nil, nil, fmt.Errorf("response line over %d bytes", maxHead)
 		}
 		return nil, nil, nil
 	}
 	if len(b) > maxHead {
-		return nil, nil, fmt.Errorf("response head over %d bytes", maxHead)
+		return nil, nil, fmt.Errorf("response line over %d bytes", maxHead)
 	}
 	p.buf = append(p.buf, b...)
 	return nil, nil, nil
@@ -197,61 +182,30 @@ func (p *respParser) takeHead(b []byte) (head, after []byte, err error) {
 func (p *respParser) parseHead(head []byte) (done bool, err error) {
 	line, headers, _ := bytes.Cut(head, []byte("\n"))
 	line = bytes.TrimSuffix(line, []byte("\r"))
-	if len(line) < 12 || !bytes.HasPrefix(line, []byte("HTTP/1.")) || line[8] != ' ' {
-		return false, fmt.Errorf("malformed status line %q", truncate(line))
+	h, err := parseStatusLine(line)
+	if err != nil {
+		return false, err
 	}
-	status := 0
-	for _, d := range line[9:12] {
-		if d < '0' || d > '9' {
-			return false, fmt.Errorf("malformed status line %q", truncate(line))
-		}
-		status = status*10 + int(d-'0')
-	}
-	if status < 100 {
-		return false, fmt.Errorf("malformed status line %q", truncate(line))
-	}
-	keep := line[7] == '1'
-	contentLength := int64(-1)
-	chunked := false
 	for len(headers) > 0 {
-		var h []byte
-		h, headers, _ = bytes.Cut(headers, []byte("\n"))
-		name, value, ok := bytes.Cut(bytes.TrimSuffix(h, []byte("\r")), []byte(":"))
-		if !ok {
-			continue
-		}
-		value = bytes.TrimSpace(value)
-		switch {
-		case bytes.EqualFold(name, []byte("Content-Length")):
-			n, err := strconv.ParseInt(string(value), 10, 64)
-			if err != nil || n < 0 {
-				return false, fmt.Errorf("malformed Content-Length %q", truncate(value))
-			}
-			contentLength = n
-		case bytes.EqualFold(name, []byte("Transfer-Encoding")):
-			chunked = bytes.Contains(bytes.ToLower(value), []byte("chunked"))
-		case bytes.EqualFold(name, []byte("Connection")):
-			switch {
-			case bytes.EqualFold(value, []byte("close")):
-				keep = false
-			case bytes.EqualFold(value, []byte("keep-alive")):
-				keep = true
-			}
+		var l []byte
+		l, headers, _ = bytes.Cut(headers, []byte("\n"))
+		if err := h.header(bytes.TrimSuffix(l, []byte("\r"))); err != nil {
+			return false, err
 		}
 	}
-	if status >= 100 && status < 200 && status != 101 {
+	if h.interim() {
 		return false, nil // an interim response: the real one follows (psHead)
 	}
-	p.status, p.keep = status, keep
+	p.status, p.keep = h.status, h.keep
 	switch {
-	case p.head || status == 204 || status == 304:
+	case p.head || h.status == 204 || h.status == 304:
 		return true, nil
-	case chunked:
+	case h.chunked:
 		p.st = psChunkSize
-	case contentLength == 0:
+	case h.contentLength == 0:
 		return true, nil
-	case contentLength > 0:
-		p.st, p.remain = psBody, contentLength
+	case h.contentLength > 0:
+		p.st, p.remain = psBody, h.contentLength
 	default:
 		p.st, p.keep = psUntilClose, false
 	}

@@ -90,7 +90,7 @@ type runner struct {
 	// dialled wait in pipePending, oldest first; dialing counts the dials.
 	pipeMu      sync.Mutex
 	pipeIdle    []*pipeConn
-	pipePending []ticket
+	pipePending ticketQueue
 	dialing     int
 	// abandon is set when the run stops waiting for stragglers: their
 	// failures are then no outcome.
@@ -178,8 +178,8 @@ func newRunner(ctx context.Context, cfg *Config) (*runner, error) {
 	// a request that fits easily in a socket buffer. Larger requests, and
 	// the net/http client, go through worker goroutines. Plain HTTP with
 	// the lean client runs on the event loop when the system has one.
-	pipelined := cfg.Users == 0 && cfg.Client == Lean && len(t.request) <= maxPipelinedRequest
-	if cfg.Client == Lean && len(t.request) <= maxPipelinedRequest && t.tls == nil && !cfg.Goroutines {
+	writable := cfg.Client == Lean && len(t.request) <= maxPipelinedRequest
+	if writable && t.tls == nil && !cfg.Goroutines {
 		if l, err := newEvLoop(r); err == nil {
 			r.ev = l
 		}
@@ -200,7 +200,7 @@ func newRunner(ctx context.Context, cfg *Config) (*runner, error) {
 	for i := range r.shards {
 		r.shards[i].recs = make([]*phaseRec, len(r.plan))
 	}
-	if cfg.Users == 0 && !pipelined {
+	if cfg.Users == 0 && !writable {
 		r.tickets = make(chan ticket, cfg.MaxInflight)
 	}
 	return r, nil
@@ -254,7 +254,9 @@ func (r *runner) run() *Result {
 		close(r.tickets)
 	}
 	r.wg.Wait()
-	r.dropPending()
+	r.pipeMu.Lock()
+	r.pipePending.drop(r)
+	r.pipeMu.Unlock()
 
 	r.idleMu.Lock()
 	for _, q := range r.idleReq {
