@@ -199,9 +199,12 @@ func TestPoolModelCeiling(t *testing.T) {
 			workers = &ph.Pools[i]
 		}
 	}
-	// Little's law: 2 workers / 50 ms = 40 req/s at most; a sleep only
-	// overshoots, and a loaded machine (-race, shared cores) lowers it.
-	if workers == nil || workers.CapacityPerS <= 0 || workers.CapacityPerS > 41 || workers.SaturatedShare < SaturatedShareLimit {
+	// Little's law: 2 workers / 50 ms = 40 req/s at most. The hold comes
+	// from the fixture's own count of each request's time in its worker, and
+	// a sleep only overshoots, so it is at least 50 ms whatever the machine's
+	// load. (Mean in use / 2xx per second, the fallback, came out at 48.6 ms
+	// in one CI run: the 2xx rate's edges are not exact.)
+	if workers == nil || workers.HoldFrom != "pool" || workers.MeanHoldMS < 50 || workers.CapacityPerS > 40 || workers.SaturatedShare < SaturatedShareLimit {
 		t.Errorf("workers pool: %+v", workers)
 	}
 	if an.Trace == nil || an.TraceCapture != "window" {

@@ -80,12 +80,15 @@ func writeSummary(w io.Writer, m *Manifest, res *load.Result, an *Analysis) {
 					if pl.Size == 0 {
 						size = "unbounded"
 					}
-					capacity := "-"
+					hold, capacity := "-", "-"
+					if pl.MeanHoldMS > 0 {
+						hold = fmt.Sprintf("%.1f ms (%s)", pl.MeanHoldMS, pl.HoldFrom)
+					}
 					if pl.CapacityPerS > 0 {
 						capacity = fmt.Sprintf("%.0f", pl.CapacityPerS)
 					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.1f\t%d\t%.0f%%\t%.1f\t%.1f ms (%s)\t%s\t\n", f.Name, pl.Name, pl.Kind, size,
-						pl.MeanInUse, pl.MaxInUse, 100*pl.SaturatedShare, pl.MeanWaiting, pl.MeanHoldMS, pl.HoldFrom, capacity)
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.1f\t%d\t%.0f%%\t%.1f\t%s\t%s\t\n", f.Name, pl.Name, pl.Kind, size,
+						pl.MeanInUse, pl.MaxInUse, 100*pl.SaturatedShare, pl.MeanWaiting, hold, capacity)
 				}
 			}
 			tw.Flush()

@@ -79,18 +79,16 @@ func (fa *FixtureAgent) Close() error { return fa.a.Close() }
 
 // WorkerPool reads the worker pool from the fixture's stats: size = workers
 // (0, unbounded, in the goroutine model), in use = requests running their
-// work, waiting = queued. Acquisitions are the requests whose work ran; hold
-// time is not counted (Little's law supplies it).
+// work, waiting = queued. Acquisitions are the requests whose work ran to its
+// end and hold time the time they ran it, both counted by the fixture, so the
+// mean hold (and the Little's-law capacity) needs no outside figure.
 func WorkerPool(st fixtures.Stats) agent.PoolStats {
-	var ran int64
-	for _, s := range st.Scenarios {
-		ran += s.Ran
-	}
 	size := st.Workers
 	if st.Model == fixtures.ModelGoroutine {
 		size = 0
 	}
-	return agent.PoolStats{Kind: "workers", Size: size, InUse: int(st.Running), Waiting: int(st.Queued), Acquired: ran}
+	return agent.PoolStats{Kind: "workers", Size: size, InUse: int(st.Running), Waiting: int(st.Queued),
+		Acquired: st.Handled, HoldDuration: time.Duration(st.WorkNanos), Known: agent.Known{Waiting: true, Acquired: true}}
 }
 
 // DBPool is database/sql's pool (db) with the fixture's query counters:
