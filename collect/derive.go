@@ -188,8 +188,8 @@ func derivePhases(res *load.Result, lines []MetricsLine, raw []pollState) []Phas
 				for name, a := range pools {
 					p0, ok0 := first.Pools[name]
 					p1, ok1 := last.Pools[name]
-					if ok0 && ok1 && p1.Known.Acquired && p1.Acquired > p0.Acquired {
-						a.MeanHoldMS = float64(p1.HoldDuration-p0.HoldDuration) / 1e6 / float64(p1.Acquired-p0.Acquired)
+					if hold, ok := countedHold(p0, p1); ok0 && ok1 && ok {
+						a.MeanHoldMS = hold * 1000
 						a.HoldFrom = "pool"
 					}
 				}

@@ -257,14 +257,23 @@ func poolCapacity(p0, p1 agent.PoolStats, dt float64) (holdMS, perS float64) {
 	if p1.Size <= 0 || n <= 0 || dt <= 0 {
 		return 0, 0
 	}
-	var hold float64 // seconds
-	if p1.Known.Acquired && p1.HoldDuration > p0.HoldDuration {
-		hold = (p1.HoldDuration - p0.HoldDuration).Seconds() / float64(n)
-	} else if inUse := float64(p0.InUse+p1.InUse) / 2; inUse > 0 {
+	hold, ok := countedHold(p0, p1) // seconds
+	if inUse := float64(p0.InUse+p1.InUse) / 2; !ok && inUse > 0 {
 		hold = inUse / (float64(n) / dt)
 	}
 	if hold <= 0 {
 		return 0, 0
 	}
 	return hold * 1000, float64(p1.Size) / hold
+}
+
+// countedHold is the mean hold time in seconds from the pool's own counters
+// between two readings; ok is false when the pool counts no hold times or
+// acquired nothing in between.
+func countedHold(p0, p1 agent.PoolStats) (seconds float64, ok bool) {
+	n := p1.Acquired - p0.Acquired
+	if !p1.Known.Acquired || n <= 0 || p1.HoldDuration <= p0.HoldDuration {
+		return 0, false
+	}
+	return (p1.HoldDuration - p0.HoldDuration).Seconds() / float64(n), true
 }

@@ -44,6 +44,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/schedscope/schedscope/collect/sweep"
 )
 
 type options struct {
@@ -497,19 +499,18 @@ func waitQuiet(ctx context.Context, limit float64, max time.Duration) (float64, 
 	deadline := time.Now().Add(max)
 	var busy float64
 	quiet := 0
-	prevBusy, prevTotal, err := cpuTicks()
+	prev, err := sweep.ReadMachineCPU()
 	for err == nil && time.Now().Before(deadline) {
 		select {
 		case <-ctx.Done():
 			return busy, ctx.Err()
 		case <-time.After(250 * time.Millisecond):
 		}
-		var b, t uint64
-		if b, t, err = cpuTicks(); err != nil || t == prevTotal {
-			continue
+		var cur sweep.MachineCPU
+		if cur, err = sweep.ReadMachineCPU(); err != nil {
+			break
 		}
-		busy = float64(b-prevBusy) / float64(t-prevTotal)
-		prevBusy, prevTotal = b, t
+		busy, prev = cur.BusyShare(prev), cur
 		if quiet = quiet + 1; busy >= limit {
 			quiet = 0
 		}
@@ -521,30 +522,4 @@ func waitQuiet(ctx context.Context, limit float64, max time.Duration) (float64, 
 		err = errors.New("timed out")
 	}
 	return busy, err
-}
-
-// cpuTicks reads the busy and total ticks of all CPUs from /proc/stat.
-func cpuTicks() (busy, total uint64, err error) {
-	data, err := os.ReadFile("/proc/stat")
-	if err != nil {
-		return 0, 0, err
-	}
-	line, _, _ := strings.Cut(string(data), "\n")
-	f := strings.Fields(line)
-	if len(f) < 5 || f[0] != "cpu" {
-		return 0, 0, fmt.Errorf("/proc/stat: unexpected first line %q", line)
-	}
-	// user nice system idle iowait irq softirq steal; guest time is already
-	// in user.
-	for i, v := range f[1:min(len(f), 9)] {
-		n, err := strconv.ParseUint(v, 10, 64)
-		if err != nil {
-			return 0, 0, fmt.Errorf("/proc/stat: %w", err)
-		}
-		total += n
-		if i != 3 && i != 4 { // idle and iowait
-			busy += n
-		}
-	}
-	return busy, total, nil
 }

@@ -60,6 +60,21 @@ func serve(t *testing.T, h http.Handler) (*httptest.Server, *counting) {
 	return srv, c
 }
 
+// serveStalled serves a target that never answers: each request waits
+// until its client goes away or the test ends.
+func serveStalled(t *testing.T) (*httptest.Server, *counting) {
+	t.Helper()
+	release := make(chan struct{})
+	srv, c := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(func() { close(release) }) // before serve's srv.Close: cleanups run last first
+	return srv, c
+}
+
 func mustRun(t *testing.T, cfg Config) *Result {
 	t.Helper()
 	res, err := Run(context.Background(), cfg)
@@ -184,14 +199,7 @@ func TestClosedModelCeilingVerdict(t *testing.T) {
 
 func TestTimeoutsCounted(t *testing.T) {
 	engines(t, func(t *testing.T, goroutines bool) {
-		release := make(chan struct{})
-		srv, _ := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			select {
-			case <-release:
-			case <-r.Context().Done():
-			}
-		}))
-		defer close(release)
+		srv, _ := serveStalled(t)
 		res := mustRun(t, Config{URL: srv.URL, Rate: 20, Duration: 500 * time.Millisecond, Timeout: 100 * time.Millisecond, Goroutines: goroutines})
 		p := one(t, res)
 		if p.Sent == 0 || p.Errors.Timeout != p.Sent || p.Completed != p.Sent {
@@ -393,14 +401,7 @@ func sqrt(x float64) float64 {
 // within what the in-flight cap implies, whatever the offered rate.
 func TestMemoryBoundedAgainstStalledTarget(t *testing.T) {
 	engines(t, func(t *testing.T, goroutines bool) {
-		release := make(chan struct{})
-		srv, c := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			select {
-			case <-release:
-			case <-r.Context().Done():
-			}
-		}))
-		defer close(release)
+		srv, c := serveStalled(t)
 		runtime.GC()
 		var before runtime.MemStats
 		runtime.ReadMemStats(&before)
