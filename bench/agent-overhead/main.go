@@ -34,9 +34,9 @@ import (
 	"time"
 
 	"github.com/schedscope/schedscope/collect/agent"
-	"github.com/schedscope/schedscope/collect/fixtureagent"
+	"github.com/schedscope/schedscope/internal/fixtures/fixtureagent"
 	"github.com/schedscope/schedscope/collect/load"
-	"github.com/schedscope/schedscope/fixtures"
+	"github.com/schedscope/schedscope/internal/fixtures"
 )
 
 func main() {

@@ -45,7 +45,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/schedscope/schedscope/collect/sweep"
+	"github.com/schedscope/schedscope/internal/sweep"
 )
 
 type options struct {

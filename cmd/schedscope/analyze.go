@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/schedscope/schedscope/analyze"
-	"github.com/schedscope/schedscope/tui"
+	"github.com/schedscope/schedscope/internal/tui"
 )
 
 // conditionsFlag collects repeated --fail-on flags (each may hold several

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/schedscope/schedscope/tui"
-	"github.com/schedscope/schedscope/tui/tour"
+	"github.com/schedscope/schedscope/internal/tui"
+	"github.com/schedscope/schedscope/internal/tour"
 )
 
 const demoSynopsis = "demo [flags]"

@@ -6,8 +6,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/schedscope/schedscope/analyze/report"
-	"github.com/schedscope/schedscope/collect/sweep"
+	"github.com/schedscope/schedscope/internal/report"
+	"github.com/schedscope/schedscope/internal/sweep"
 )
 
 const reportSynopsis = "report [--out DIR] SWEEPDIR|RUNDIR\n       schedscope report --out DIR SWEEPDIR SWEEPDIR... (side by side, e.g. one sweep per model)"

@@ -10,9 +10,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/schedscope/schedscope/collect"
+	"github.com/schedscope/schedscope/internal/collect"
 	"github.com/schedscope/schedscope/collect/load"
-	"github.com/schedscope/schedscope/tui"
+	"github.com/schedscope/schedscope/internal/tui"
 )
 
 const runSynopsis = "run [load flags] [--agent URL | --pprof URL] [--out DIR] [--trace-at 50%] [--trace-window 5s] [--snapshot-when end|COND] [--pid N | --cmd 'COMMAND'] [--no-tui] URL"

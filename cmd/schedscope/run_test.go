@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/schedscope/schedscope/collect"
+	"github.com/schedscope/schedscope/internal/collect"
 )
 
 func TestRunBadInput(t *testing.T) {

@@ -10,11 +10,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/schedscope/schedscope/analyze/report"
+	"github.com/schedscope/schedscope/internal/report"
 	"github.com/schedscope/schedscope/collect/load"
-	"github.com/schedscope/schedscope/collect/sweep"
-	"github.com/schedscope/schedscope/tui"
-	"github.com/schedscope/schedscope/tui/sweepfeed"
+	"github.com/schedscope/schedscope/internal/sweep"
+	"github.com/schedscope/schedscope/internal/tui"
+	"github.com/schedscope/schedscope/internal/sweepfeed"
 )
 
 const sweepSynopsis = "sweep (--cmd 'COMMAND' --url URL | --fixture 'SCENARIO --model M') --gomaxprocs 1,2,4 --rates 500,1000,2000 [flags]\n" +

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/schedscope/schedscope/collect/sweep"
+	"github.com/schedscope/schedscope/internal/sweep"
 )
 
 func TestSweepBadInput(t *testing.T) {

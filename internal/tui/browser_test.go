@@ -207,7 +207,7 @@ func TestBrowserGolden(t *testing.T) {
 // TestBrowserOnRealTrace analyses a trace from the analyzer's test data
 // through RunBrowser's analysis path and checks the structure (not figures).
 func TestBrowserOnRealTrace(t *testing.T) {
-	const path = "../analyze/testdata/go1.26/locked.trace"
+	const path = "../../analyze/testdata/go1.26/locked.trace"
 	if _, err := os.Stat(path); err != nil {
 		t.Skipf("analyzer test trace not present: %v", err)
 	}

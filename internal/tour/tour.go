@@ -18,12 +18,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/schedscope/schedscope/collect"
+	"github.com/schedscope/schedscope/internal/collect"
 	"github.com/schedscope/schedscope/collect/agent"
-	"github.com/schedscope/schedscope/collect/fixtureagent"
+	"github.com/schedscope/schedscope/internal/fixtures/fixtureagent"
 	"github.com/schedscope/schedscope/collect/load"
-	"github.com/schedscope/schedscope/fixtures"
-	"github.com/schedscope/schedscope/tui"
+	"github.com/schedscope/schedscope/internal/fixtures"
+	"github.com/schedscope/schedscope/internal/tui"
 )
 
 // Config is the tour's plan. Zero fields take the defaults noted.

@@ -25,7 +25,7 @@ import (
 
 	"github.com/schedscope/schedscope/collect/agent"
 	"github.com/schedscope/schedscope/collect/load"
-	"github.com/schedscope/schedscope/collect/sweep"
+	"github.com/schedscope/schedscope/internal/sweep"
 )
 
 // Defaults applied to zero fields of Config.

@@ -36,7 +36,7 @@ func needTmux(t *testing.T) {
 func buildSchedscope(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "schedscope")
-	cmd := exec.Command("go", "build", "-o", bin, "../cmd/schedscope")
+	cmd := exec.Command("go", "build", "-o", bin, "../../cmd/schedscope")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
@@ -139,7 +139,7 @@ func tmuxBrowser(t *testing.T, bin string) {
 	if !strings.Contains(string(help), "-tui") {
 		t.Skip("schedscope analyze has no --tui flag yet (cmd/schedscope/analyze.go must call tui.RunBrowser)")
 	}
-	trace, err := filepath.Abs("../analyze/testdata/go1.26/locked.trace")
+	trace, err := filepath.Abs("../../analyze/testdata/go1.26/locked.trace")
 	if err != nil {
 		t.Fatal(err)
 	}

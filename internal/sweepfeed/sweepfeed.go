@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/schedscope/schedscope/collect/sweep"
-	"github.com/schedscope/schedscope/tui"
+	"github.com/schedscope/schedscope/internal/sweep"
+	"github.com/schedscope/schedscope/internal/tui"
 )
 
 // Mapper turns sweep events into view events. It remembers the running

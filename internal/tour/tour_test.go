@@ -8,10 +8,10 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/schedscope/schedscope/collect"
+	"github.com/schedscope/schedscope/internal/collect"
 	"github.com/schedscope/schedscope/collect/load"
-	"github.com/schedscope/schedscope/fixtures"
-	"github.com/schedscope/schedscope/tui"
+	"github.com/schedscope/schedscope/internal/fixtures"
+	"github.com/schedscope/schedscope/internal/tui"
 )
 
 func TestMain(m *testing.M) {

@@ -12,7 +12,7 @@ import (
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 
-	"github.com/schedscope/schedscope/analyze/capacity"
+	"github.com/schedscope/schedscope/internal/capacity"
 )
 
 // Plot size: about 480 x 300 pixels at the default 96 dpi, small enough for

@@ -16,10 +16,10 @@ import (
 
 	"github.com/schedscope/schedscope/analyze"
 	"github.com/schedscope/schedscope/collect/agent"
-	"github.com/schedscope/schedscope/collect/fixtureagent"
+	"github.com/schedscope/schedscope/internal/fixtures/fixtureagent"
 	"github.com/schedscope/schedscope/collect/load"
-	"github.com/schedscope/schedscope/collect/sweep"
-	"github.com/schedscope/schedscope/fixtures"
+	"github.com/schedscope/schedscope/internal/sweep"
+	"github.com/schedscope/schedscope/internal/fixtures"
 )
 
 func TestMain(m *testing.M) {

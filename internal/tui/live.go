@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/schedscope/schedscope/collect"
+	"github.com/schedscope/schedscope/internal/collect"
 )
 
 // LiveFrame maps one live snapshot of a run (the load's progress plus the

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/schedscope/schedscope/collect/sweep"
+	"github.com/schedscope/schedscope/internal/sweep"
 )
 
 func TestMapper(t *testing.T) {

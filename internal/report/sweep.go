@@ -17,8 +17,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/schedscope/schedscope/analyze/capacity"
-	"github.com/schedscope/schedscope/collect/sweep"
+	"github.com/schedscope/schedscope/internal/capacity"
+	"github.com/schedscope/schedscope/internal/sweep"
 )
 
 // File names a sweep report writes into its directory.

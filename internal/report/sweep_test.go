@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/schedscope/schedscope/analyze/capacity"
-	"github.com/schedscope/schedscope/collect/sweep"
+	"github.com/schedscope/schedscope/internal/capacity"
+	"github.com/schedscope/schedscope/internal/sweep"
 )
 
 // writeSweepDir writes a synthetic sweep directory: a pool of 8 workers in
