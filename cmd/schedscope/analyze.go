@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/schedscope/schedscope/analyze"
+	"github.com/schedscope/schedscope/internal/rundir"
 	"github.com/schedscope/schedscope/internal/tui"
 )
 
@@ -64,7 +65,7 @@ func runAnalyze(ctx context.Context, s *stdio, args []string) error {
 	}
 	path := fs.Arg(0)
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
-		p, err := analyze.FindTrace(path)
+		p, err := rundir.FindTrace(path)
 		if err != nil {
 			return err
 		}

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/schedscope/schedscope/internal/tui"
 	"github.com/schedscope/schedscope/internal/tour"
+	"github.com/schedscope/schedscope/internal/tui"
 )
 
 const demoSynopsis = "demo [flags]"

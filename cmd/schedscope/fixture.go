@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/schedscope/schedscope/collect/agent"
-	"github.com/schedscope/schedscope/internal/fixtures/fixtureagent"
 	"github.com/schedscope/schedscope/internal/fixtures"
+	"github.com/schedscope/schedscope/internal/fixtures/fixtureagent"
 )
 
 // drainTimeout is how long SIGINT/SIGTERM lets in-flight requests finish.

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/schedscope/schedscope/internal/report"
-	"github.com/schedscope/schedscope/internal/sweep"
+	"github.com/schedscope/schedscope/internal/rundir"
 )
 
 const reportSynopsis = "report [--out DIR] SWEEPDIR|RUNDIR\n       schedscope report --out DIR SWEEPDIR SWEEPDIR... (side by side, e.g. one sweep per model)"
@@ -42,7 +42,7 @@ func runReport(ctx context.Context, s *stdio, args []string) error {
 	}
 	var files []string
 	switch {
-	case reportFileExists(filepath.Join(dir, sweep.PlanFile)):
+	case reportFileExists(filepath.Join(dir, rundir.SweepFile)):
 		r, err := report.WriteSweep(dir, *out)
 		if err != nil {
 			return err

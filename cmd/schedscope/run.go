@@ -10,8 +10,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/schedscope/schedscope/internal/collect"
 	"github.com/schedscope/schedscope/collect/load"
+	"github.com/schedscope/schedscope/internal/collect"
+	"github.com/schedscope/schedscope/internal/derive"
+	"github.com/schedscope/schedscope/internal/rundir"
 	"github.com/schedscope/schedscope/internal/tui"
 )
 
@@ -121,20 +123,38 @@ func runPlain(ctx context.Context, s *stdio, cfg collect.Config) error {
 		return usageErr("%v", err)
 	}
 	fmt.Fprintf(s.out, "schedscope run: writing %s\n", cfg.Out)
+	out, d, err := runAndDerive(ctx, r)
+	return finishRun(s, out, d, err)
+}
+
+// runAndDerive runs r, then derives analysis.json and summary.txt from the
+// run directory it wrote, even after an interruption (bounded on its own).
+func runAndDerive(ctx context.Context, r *collect.Runner) (*collect.Outcome, *derive.Derived, error) {
 	out, err := r.Run(ctx)
-	return finishRun(s, out, err)
+	if out == nil {
+		return nil, nil, err
+	}
+	fin, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+	defer cancel()
+	d, derr := derive.Dir(fin, out.Dir)
+	if d != nil {
+		out.Manifest = d.Run.Manifest
+	}
+	return out, d, errors.Join(err, derr)
 }
 
 // finishRun prints the summary and maps an interrupted run to exit 130.
-func finishRun(s *stdio, out *collect.Outcome, err error) error {
+func finishRun(s *stdio, out *collect.Outcome, d *derive.Derived, err error) error {
+	if d != nil {
+		fmt.Fprintf(s.out, "\n%s", d.Summary)
+	}
 	if out != nil {
-		fmt.Fprintf(s.out, "\n%s", out.Summary)
 		fmt.Fprintf(s.out, "\nrun directory: %s (%s)\n", out.Dir, out.Manifest.Status)
 	}
 	if err != nil {
 		return err
 	}
-	if out.Manifest.Status == collect.StatusInterrupted {
+	if out.Manifest.Status == rundir.StatusInterrupted {
 		return withCode(130, fmt.Errorf("interrupted (%s): %s holds what was measured until then", out.Manifest.Reason, out.Dir))
 	}
 	return nil
@@ -185,9 +205,9 @@ func runWithDashboard(ctx context.Context, s *stdio, cfg collect.Config) error {
 	}
 	done := make(chan result, 1)
 	go func() {
-		out, err := r.Run(ctx)
+		out, d, err := runAndDerive(ctx, r)
 		if out != nil {
-			frames <- tui.Frame{Title: title, End: endSummary(out)}
+			frames <- tui.Frame{Title: title, End: endSummary(out, d)}
 		}
 		close(frames)
 		done <- result{out, err}
@@ -213,7 +233,7 @@ func runWithDashboard(ctx context.Context, s *stdio, cfg collect.Config) error {
 	if res.err != nil {
 		return res.err
 	}
-	if res.out.Manifest.Status == collect.StatusInterrupted {
+	if res.out.Manifest.Status == rundir.StatusInterrupted {
 		return withCode(130, fmt.Errorf("interrupted (%s): %s holds what was measured until then", res.out.Manifest.Reason, res.out.Dir))
 	}
 	return nil
@@ -244,8 +264,8 @@ func liveFrame(title string, l collect.Live) tui.Frame {
 }
 
 // endSummary is the dashboard's end screen for a finished run.
-func endSummary(out *collect.Outcome) *tui.Summary {
-	s := &tui.Summary{Title: "run " + out.Manifest.Status, RunDirs: []string{out.Dir}, Stopped: out.Manifest.Status == collect.StatusInterrupted}
+func endSummary(out *collect.Outcome, d *derive.Derived) *tui.Summary {
+	s := &tui.Summary{Title: "run " + out.Manifest.Status, RunDirs: []string{out.Dir}, Stopped: out.Manifest.Status == rundir.StatusInterrupted}
 	s.Table.Header = []string{"phase", "offered/s", "2xx/s", "p50", "p99", "not sent", "errors"}
 	if res := out.Result; res != nil {
 		for _, ph := range res.Phases {
@@ -253,13 +273,13 @@ func endSummary(out *collect.Outcome) *tui.Summary {
 				fmt.Sprintf("%.1f ms", ph.Latency.P50), fmt.Sprintf("%.1f ms", ph.Latency.P99), fmt.Sprint(ph.NotSent), fmt.Sprint(ph.Errors.Total())})
 		}
 	}
-	if an := out.Analysis; an != nil {
-		for _, fd := range an.Findings {
+	if d != nil {
+		for _, fd := range d.Analysis.Findings {
 			kind := tui.VerdictInfo
 			switch fd.Kind {
-			case "pool-saturated", "ceiling":
+			case rundir.KindPoolSaturated, rundir.KindCeiling:
 				kind = tui.VerdictPoolSaturated
-			case "generator-bound":
+			case rundir.KindGenerator:
 				kind = tui.VerdictGenerator
 			}
 			s.Verdicts = append(s.Verdicts, tui.Verdict{Kind: kind, Title: fd.Title, Detail: fd.Detail})
@@ -268,6 +288,6 @@ func endSummary(out *collect.Outcome) *tui.Summary {
 	if out.Manifest.Reason != "" {
 		s.Notes = append(s.Notes, out.Manifest.Reason)
 	}
-	s.Notes = append(s.Notes, "summary: "+out.Dir+"/"+collect.SummaryFile)
+	s.Notes = append(s.Notes, "summary: "+out.Dir+"/"+rundir.SummaryFile)
 	return s
 }

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/schedscope/schedscope/internal/collect"
+	"github.com/schedscope/schedscope/internal/rundir"
 )
 
 func TestRunBadInput(t *testing.T) {
@@ -42,7 +42,7 @@ func TestRunUnreachableTarget(t *testing.T) {
 	if code != 1 || !strings.Contains(errOut, "agent http://127.0.0.1:1/debug/schedscope/") || strings.Count(errOut, "\n") != 1 {
 		t.Errorf("exit %d, stderr %q", code, errOut)
 	}
-	b, err := os.ReadFile(filepath.Join(out, collect.ManifestFile))
+	b, err := os.ReadFile(filepath.Join(out, rundir.ManifestFile))
 	if err != nil || !strings.Contains(string(b), `"status": "interrupted"`) {
 		t.Errorf("manifest: %v %s", err, b)
 	}

@@ -10,11 +10,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/schedscope/schedscope/internal/report"
 	"github.com/schedscope/schedscope/collect/load"
+	"github.com/schedscope/schedscope/internal/report"
+	"github.com/schedscope/schedscope/internal/rundir"
 	"github.com/schedscope/schedscope/internal/sweep"
-	"github.com/schedscope/schedscope/internal/tui"
 	"github.com/schedscope/schedscope/internal/sweepfeed"
+	"github.com/schedscope/schedscope/internal/tui"
 )
 
 const sweepSynopsis = "sweep (--cmd 'COMMAND' --url URL | --fixture 'SCENARIO --model M') --gomaxprocs 1,2,4 --rates 500,1000,2000 [flags]\n" +
@@ -62,7 +63,7 @@ func runSweep(ctx context.Context, s *stdio, args []string) error {
 	cfg.Loader = sweep.LoadGenerator(load.Config{Timeout: timeout, Client: load.Client(client)})
 
 	if resume != "" {
-		if _, err := sweep.Load(resume); err != nil {
+		if _, err := rundir.ReadSweep(resume); err != nil {
 			return fmt.Errorf("resume: %w", err)
 		}
 		cfg.Dir, cfg.Resume = resume, true

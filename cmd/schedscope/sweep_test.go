@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/schedscope/schedscope/internal/sweep"
+	"github.com/schedscope/schedscope/internal/rundir"
 )
 
 func TestSweepBadInput(t *testing.T) {
@@ -48,15 +48,15 @@ func TestSweepBadInput(t *testing.T) {
 
 func TestReportCommand(t *testing.T) {
 	dir := t.TempDir()
-	plan := sweep.Plan{Version: sweep.PlanVersion, URL: "http://127.0.0.1:9/cpu", Scenario: "cpu",
+	plan := rundir.SweepPlan{Version: rundir.SweepVersion, URL: "http://127.0.0.1:9/cpu", Scenario: "cpu",
 		GOMAXPROCS: []int{1}, Rates: []float64{10}, Iterations: 1, DurationS: 1}
-	step := sweep.Step{StepKey: sweep.StepKey{GOMAXPROCS: 1, Iteration: 1, Rate: 10}, DurationS: 1, Sent: 10, OK: 10,
+	step := rundir.SweepStep{StepKey: rundir.StepKey{GOMAXPROCS: 1, Iteration: 1, Rate: 10}, DurationS: 1, Sent: 10, OK: 10,
 		OKPerSec: 10, AnsweredPerSec: 10, P50MS: 1, P99MS: 2}
-	sweepTestWriteJSON(t, filepath.Join(dir, sweep.PlanFile), plan)
-	if err := os.MkdirAll(filepath.Join(dir, sweep.StepsDir), 0o755); err != nil {
+	sweepTestWriteJSON(t, filepath.Join(dir, rundir.SweepFile), plan)
+	if err := os.MkdirAll(filepath.Join(dir, rundir.StepsDir), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	sweepTestWriteJSON(t, filepath.Join(dir, sweep.StepsDir, step.File()), step)
+	sweepTestWriteJSON(t, filepath.Join(dir, rundir.StepsDir, step.File()), step)
 	code, out, errOut := runCLI(t, context.Background(), "report", dir)
 	if code != 0 || strings.Count(out, "\n") != 3 || !strings.Contains(out, "report.md") {
 		t.Fatalf("report: exit %d, stdout %q, stderr %q", code, out, errOut)

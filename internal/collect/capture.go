@@ -13,8 +13,8 @@ import (
 
 	"github.com/google/pprof/profile"
 
-	"github.com/schedscope/schedscope/analyze"
 	"github.com/schedscope/schedscope/collect/load"
+	"github.com/schedscope/schedscope/internal/rundir"
 )
 
 // Capture timing margins.
@@ -33,7 +33,6 @@ const (
 // profileNames are the instant profiles a run takes.
 var (
 	cumulativeProfiles = []string{"block", "mutex"}
-	endProfiles        = []string{"block", "mutex", "goroutine", "threadcreate"}
 )
 
 // captureLoop is the capturer: it waits for the last steady phase, then
@@ -45,7 +44,7 @@ var (
 func (st *runState) captureLoop(ctx context.Context) {
 	defer close(st.r.done)
 	defer st.finishCaptures(ctx)
-	if st.client.source == SourceNone {
+	if st.client.source == rundir.SourceNone {
 		select {
 		case <-st.loadDone:
 		case <-ctx.Done():
@@ -84,7 +83,7 @@ func (st *runState) captureLoop(ctx context.Context) {
 		if !st.fgprofUntil(ctx, traceStart) || !st.idle(ctx, traceStart) {
 			return
 		}
-		st.traceWindow(ctx, TraceFile, win, "window")
+		st.traceWindow(ctx, rundir.TraceFile, win, rundir.TraceWindow)
 		if len(st.fgprofPieces) == 0 {
 			// Too little time before the window (a short phase, a late
 			// start): take fgprof over half of what is left after it.
@@ -101,7 +100,7 @@ func (st *runState) captureLoop(ctx context.Context) {
 	if !st.idle(ctx, phaseEnd.Add(-endMargin)) {
 		return
 	}
-	st.takeProfiles(ctx, endProfiles, &st.profEnd)
+	st.takeProfiles(ctx, rundir.EndProfiles(), &st.profEnd)
 	// Serve requests until the load is done.
 	st.idle(ctx, time.Time{})
 }
@@ -142,7 +141,7 @@ func (st *runState) idle(ctx context.Context, t time.Time) bool {
 // while the piece runs (a flight-recorder snapshot is not a capture). It
 // returns false when the load ended or ctx is done.
 func (st *runState) fgprofUntil(ctx context.Context, t time.Time) bool {
-	if st.client.source != SourceAgent {
+	if st.client.source != rundir.SourceAgent {
 		return true
 	}
 	for time.Until(t) >= minFgprofPiece {
@@ -160,7 +159,7 @@ func (st *runState) fgprofUntil(ctx context.Context, t time.Time) bool {
 			cancel()
 			st.setCapture("")
 			if err != nil {
-				st.rd.missing("part of the fgprof profile", err)
+				st.rd.RecordMissing("part of the fgprof profile", err)
 				return st.idle(ctx, t)
 			}
 			st.fgprofPieces = append(st.fgprofPieces, buf.Bytes())
@@ -209,19 +208,19 @@ func (st *runState) loadClock(t time.Time) float64 {
 }
 
 // traceWindow streams a trace window of win into name, as it arrives.
-func (st *runState) traceWindow(ctx context.Context, name string, win time.Duration, kind string) error {
+func (st *runState) traceWindow(ctx context.Context, name string, win time.Duration, kind rundir.TraceMode) error {
 	start := time.Now()
 	st.setCapture(fmt.Sprintf("trace window %.1f-%.1f s", st.loadClock(start), st.loadClock(start.Add(win))))
 	defer st.setCapture("")
 	err := st.stream(ctx, name, st.client.tracePath(win))
-	if name == TraceFile {
+	if name == rundir.TraceFile {
 		st.traceCapture, st.traceStartS, st.traceEndS = kind, st.loadClock(start), st.loadClock(time.Now())
-		if kind == "window" {
+		if kind == rundir.TraceWindow {
 			st.traceReason = fmt.Sprintf("window of %v at %.0f%% of the last steady phase", win, 100*st.r.cfg.TraceAt)
 		}
 	}
 	if err != nil {
-		st.rd.missing("execution trace "+name, err)
+		st.rd.RecordMissing("execution trace "+name, err)
 	}
 	return err
 }
@@ -237,17 +236,17 @@ func (st *runState) snapshot(ctx context.Context, reason string) {
 	st.notes = append(st.notes, "taking the snapshot: "+reason)
 	st.mu.Unlock()
 	idx := st.client.index
-	if st.client.source != SourceAgent || idx == nil || idx.FlightRecorder != "on" {
-		st.traceWindow(ctx, TraceFile, st.r.cfg.TraceWindow, "window")
+	if st.client.source != rundir.SourceAgent || idx == nil || idx.FlightRecorder != "on" {
+		st.traceWindow(ctx, rundir.TraceFile, st.r.cfg.TraceWindow, rundir.TraceWindow)
 		st.traceReason = reason + "; no flight recorder, so a window from then"
 		return
 	}
 	st.setCapture("flight-recorder snapshot")
 	defer st.setCapture("")
-	err := st.stream(ctx, TraceFile, "flightrecorder")
-	st.traceCapture, st.traceReason, st.traceEndS = "flight-recorder", reason, st.loadClock(time.Now())
+	err := st.stream(ctx, rundir.TraceFile, "flightrecorder")
+	st.traceCapture, st.traceReason, st.traceEndS = rundir.TraceFlightRecorder, reason, st.loadClock(time.Now())
 	if err != nil {
-		st.rd.missing("flight-recorder snapshot", err)
+		st.rd.RecordMissing("flight-recorder snapshot", err)
 	}
 }
 
@@ -258,7 +257,7 @@ func (st *runState) serveTraceNow(ctx context.Context, req captureReq) {
 	if err == nil {
 		st.extraTraces = append(st.extraTraces, name)
 	}
-	req.reply <- captureReply{path: st.rd.path(name), err: err}
+	req.reply <- captureReply{path: st.rd.Path(name), err: err}
 }
 
 // stream writes base+path into the run directory's file name as it
@@ -267,7 +266,7 @@ func (st *runState) serveTraceNow(ctx context.Context, req captureReq) {
 // A 429 (the agent still finishing a capture we cut, or another client's)
 // is retried for up to busyRetry.
 func (st *runState) stream(ctx context.Context, name, path string) error {
-	f, err := os.Create(st.rd.path(name))
+	f, err := os.Create(st.rd.Path(name))
 	if err != nil {
 		return fmt.Errorf("run directory: %w", err)
 	}
@@ -285,11 +284,11 @@ func (st *runState) stream(ctx context.Context, name, path string) error {
 	if cerr := f.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("run directory: %w", cerr)
 	}
-	if fi, serr := os.Stat(st.rd.path(name)); serr == nil && fi.Size() == 0 {
-		os.Remove(st.rd.path(name))
+	if fi, serr := os.Stat(st.rd.Path(name)); serr == nil && fi.Size() == 0 {
+		os.Remove(st.rd.Path(name))
 		return err
 	}
-	st.rd.recordFile(name, "Go execution trace (go tool trace / schedscope analyze)")
+	st.rd.RecordFile(name, "Go execution trace (go tool trace / schedscope analyze)")
 	return err
 }
 
@@ -315,12 +314,12 @@ func (st *runState) takeProfiles(ctx context.Context, names []string, into *map[
 // has not happened, each bounded on its own so an interrupted run still
 // gets them when the target is alive.
 func (st *runState) finishCaptures(ctx context.Context) {
-	if st.client.source == SourceNone {
+	if st.client.source == rundir.SourceNone {
 		return
 	}
 	fin, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
 	defer cancel()
-	st.takeProfiles(fin, endProfiles, &st.profEnd)
+	st.takeProfiles(fin, rundir.EndProfiles(), &st.profEnd)
 	if st.r.cfg.SnapshotWhen != "" && st.traceCapture == "" {
 		reason := "end of the load"
 		if c := st.r.cond; c != nil {
@@ -332,10 +331,18 @@ func (st *runState) finishCaptures(ctx context.Context) {
 
 func secs(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', 3, 64) }
 
-// writeProfiles turns the captured profiles into *.pb.gz files and summaries.
-func (st *runState) writeProfiles(ctx context.Context, an *Analysis) {
-	if st.client.source == SourceNone {
-		return
+// writeProfiles turns the captured profiles into *.pb.gz files, each
+// recorded in the manifest with the span it covers; what was not captured
+// is recorded as missing. It returns the manifest write errors.
+func (st *runState) writeProfiles() error {
+	if st.client.source == rundir.SourceNone {
+		return nil
+	}
+	var errs []error
+	keep := func(err error) {
+		if err != nil {
+			errs = append(errs, err)
+		}
 	}
 	window := "at the end of the last steady phase"
 	parse := func(b []byte) *profile.Profile {
@@ -348,41 +355,36 @@ func (st *runState) writeProfiles(ctx context.Context, an *Analysis) {
 		}
 		return p
 	}
-	for _, name := range endProfiles {
+	write := func(name string, p *profile.Profile) error {
+		b, err := encodeProfile(p)
+		if err != nil {
+			return err
+		}
+		return st.rd.WriteFile(rundir.ProfileFile(name), func(wr io.Writer) error { _, err := wr.Write(b); return err })
+	}
+	for _, name := range rundir.EndProfiles() {
 		end := parse(st.profEnd[name])
 		if end == nil {
-			st.rd.missing(name+" profile", errors.New("not captured (target unreachable, or the run ended first)"))
+			keep(st.rd.RecordMissing(name+" profile", errors.New("not captured (target unreachable, or the run ended first)")))
 			continue
 		}
 		p, w := end, window
-		if start := parse(st.profStart[name]); start != nil && (name == "block" || name == "mutex") {
+		cumulative := name == "block" || name == "mutex"
+		if start := parse(st.profStart[name]); start != nil && cumulative {
 			if d, err := deltaProfile(start, end); err == nil {
 				p, w = d, "delta over the last steady phase"
 			}
-		} else if name == "block" || name == "mutex" {
+		} else if cumulative {
 			w = "cumulative since the target started (no start snapshot)"
 		}
-		file := ProfileFile(name)
-		b, err := encodeProfile(p)
-		if err == nil {
-			err = st.rd.writeFile(file, func(wr io.Writer) error { _, err := wr.Write(b); return err })
-		}
-		if err != nil {
-			st.rd.missing(name+" profile", err)
+		if err := write(name, p); err != nil {
+			keep(st.rd.RecordMissing(name+" profile", err))
 			continue
 		}
-		st.rd.recordFile(file, name+" profile, "+w+" (go tool pprof)")
-		if name == "threadcreate" {
-			continue // its stacks are broken (golang/go#6104); only its count matters
-		}
-		s := summarize(name, file, w, p, false)
-		if s.Total == 0 && (name == "block" || name == "mutex") {
-			s.Note = "empty: the target did not enable it (runtime.SetBlockProfileRate / SetMutexProfileFraction, or the agent's BlockProfileRate / MutexProfileFraction options)"
-		}
-		an.Profiles = append(an.Profiles, s)
+		keep(st.rd.RecordProfile(rundir.ProfileFile(name), name+" profile, "+w+" (go tool pprof)", w))
 	}
-	if st.client.source != SourceAgent {
-		return
+	if st.client.source != rundir.SourceAgent {
+		return errors.Join(errs...)
 	}
 	var pieces []*profile.Profile
 	for _, b := range st.fgprofPieces {
@@ -391,54 +393,27 @@ func (st *runState) writeProfiles(ctx context.Context, an *Analysis) {
 		}
 	}
 	if len(pieces) == 0 {
-		st.rd.missing("fgprof profile", errors.New("no fgprof piece was captured (the steady phase was too short, or the run ended first)"))
-		return
+		keep(st.rd.RecordMissing("fgprof profile", errors.New("no fgprof piece was captured (the steady phase was too short, or the run ended first)")))
+		return errors.Join(errs...)
 	}
 	merged, err := profile.Merge(pieces)
 	if err != nil {
-		st.rd.missing("fgprof profile", fmt.Errorf("merging %d pieces: %w", len(pieces), err))
-		return
+		keep(st.rd.RecordMissing("fgprof profile", fmt.Errorf("merging %d pieces: %w", len(pieces), err)))
+		return errors.Join(errs...)
 	}
-	b, err := encodeProfile(merged)
-	if err == nil {
-		err = st.rd.writeFile(ProfileFile("fgprof"), func(wr io.Writer) error { _, err := wr.Write(b); return err })
-	}
-	if err != nil {
-		st.rd.missing("fgprof profile", err)
-		return
+	if err := write("fgprof", merged); err != nil {
+		keep(st.rd.RecordMissing("fgprof profile", err))
+		return errors.Join(errs...)
 	}
 	w := "wall clock over part of the last steady phase, outside the trace window"
-	st.rd.recordFile(ProfileFile("fgprof"), "fgprof wall-clock profile, "+w+" (go tool pprof)")
-	an.Profiles = append(an.Profiles, summarize("fgprof", ProfileFile("fgprof"), w, merged, true))
+	keep(st.rd.RecordProfile(rundir.ProfileFile("fgprof"), "fgprof wall-clock profile, "+w+" (go tool pprof)", w))
+	return errors.Join(errs...)
 }
 
-// analyzeTrace runs the analyzers on trace.out.
-func (st *runState) analyzeTrace(ctx context.Context, an *Analysis) {
-	an.TraceCapture, an.TraceReason, an.TraceStartS, an.TraceEndS = st.traceCapture, st.traceReason, st.traceStartS, st.traceEndS
-	path := st.rd.path(TraceFile)
-	if _, err := os.Stat(path); err != nil {
-		an.TraceError = "no trace captured"
-		return
+// traceInfo describes trace.out for the manifest; nil when none was taken.
+func (st *runState) traceInfo() *rundir.TraceCapture {
+	if st.traceCapture == "" {
+		return nil
 	}
-	rep, err := analyze.AnalyzeFile(ctx, path, analyze.Options{})
-	an.Trace = rep
-	if err != nil {
-		an.TraceError = err.Error()
-	}
-	if rep == nil {
-		return
-	}
-	s := rep.Sched
-	an.Findings = append(an.Findings, Finding{Kind: "trace",
-		Title:   fmt.Sprintf("scheduling latency p99 %s in the trace", fmtNs(s.PercentilesNs.P99)),
-		Detail:  fmt.Sprintf("%d Runnable->Running waits totalling %s over %s of trace (max %s)", s.Count, fmtNs(s.TotalNs), fmtNs(rep.DurationNs), fmtNs(s.PercentilesNs.Max)),
-		Numbers: map[string]float64{"p99_ns": float64(s.PercentilesNs.P99), "count": float64(s.Count)}})
-	if n := len(rep.Pinned.Events); n > 0 || len(rep.Pinned.LockedGoroutines) > 0 {
-		an.Findings = append(an.Findings, Finding{Kind: "trace",
-			Title:  fmt.Sprintf("%d spans held an OS thread without running Go code for over %s", n+int(rep.Pinned.Dropped), fmtNs(rep.PinThreshNs)),
-			Detail: fmt.Sprintf("%d goroutines locked to their thread", len(rep.Pinned.LockedGoroutines))})
-	}
+	return &rundir.TraceCapture{Mode: st.traceCapture, Reason: st.traceReason, StartS: st.traceStartS, EndS: st.traceEndS}
 }
-
-// fmtNs renders nanoseconds with a unit.
-func fmtNs(ns int64) string { return time.Duration(ns).Round(time.Microsecond).String() }

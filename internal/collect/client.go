@@ -15,24 +15,13 @@ import (
 	"time"
 
 	"github.com/schedscope/schedscope/collect/agent"
-)
-
-// Source names what a run could read inside the target.
-type Source string
-
-const (
-	// SourceAgent: schedscope's agent (collect/agent) answered.
-	SourceAgent Source = "agent"
-	// SourcePprof: only net/http/pprof answered; fewer figures.
-	SourcePprof Source = "pprof"
-	// SourceNone: nothing inside the target answered; load and /proc only.
-	SourceNone Source = "none"
+	"github.com/schedscope/schedscope/internal/rundir"
 )
 
 // targetClient reads from the agent or from net/http/pprof. Its methods are
 // safe for concurrent use.
 type targetClient struct {
-	source Source
+	source rundir.Source
 	base   string // ends with "/": the agent's mount point or /debug/pprof/
 	token  string
 	http   *http.Client // short requests (polls, instant profiles)
@@ -51,7 +40,7 @@ func (e *errHTTPStatus) Error() string {
 	return fmt.Sprintf("%s: HTTP %d: %s", e.url, e.code, e.msg)
 }
 
-func newTargetClient(source Source, base, token string) *targetClient {
+func newTargetClient(source rundir.Source, base, token string) *targetClient {
 	if base != "" && !strings.HasSuffix(base, "/") {
 		base += "/"
 	}
@@ -75,7 +64,7 @@ func (c *targetClient) close() {
 // /debug/schedscope/ and then /debug/pprof/.
 func discover(ctx context.Context, targetURL, agentURL, pprofURL, token string) (*targetClient, error) {
 	if agentURL != "" {
-		c := newTargetClient(SourceAgent, agentURL, token)
+		c := newTargetClient(rundir.SourceAgent, agentURL, token)
 		if err := c.readIndex(ctx); err != nil {
 			c.close()
 			return nil, fmt.Errorf("agent %s: %w", agentURL, err)
@@ -83,7 +72,7 @@ func discover(ctx context.Context, targetURL, agentURL, pprofURL, token string) 
 		return c, nil
 	}
 	if pprofURL != "" {
-		c := newTargetClient(SourcePprof, pprofURL, token)
+		c := newTargetClient(rundir.SourcePprof, pprofURL, token)
 		if _, _, err := c.pprofCounts(ctx); err != nil {
 			c.close()
 			return nil, fmt.Errorf("pprof %s: %w", pprofURL, err)
@@ -95,17 +84,17 @@ func discover(ctx context.Context, targetURL, agentURL, pprofURL, token string) 
 		return nil, fmt.Errorf("target URL %q: not an absolute URL", targetURL)
 	}
 	root := u.Scheme + "://" + u.Host
-	c := newTargetClient(SourceAgent, root+"/debug/schedscope/", token)
+	c := newTargetClient(rundir.SourceAgent, root+"/debug/schedscope/", token)
 	if err := c.readIndex(ctx); err == nil {
 		return c, nil
 	}
 	c.close()
-	c = newTargetClient(SourcePprof, root+"/debug/pprof/", token)
+	c = newTargetClient(rundir.SourcePprof, root+"/debug/pprof/", token)
 	if _, _, err := c.pprofCounts(ctx); err == nil {
 		return c, nil
 	}
 	c.close()
-	return &targetClient{source: SourceNone}, nil
+	return &targetClient{source: rundir.SourceNone}, nil
 }
 
 func (c *targetClient) readIndex(ctx context.Context) error {
@@ -199,7 +188,7 @@ func (c *targetClient) pprofCounts(ctx context.Context) (goroutines, threads flo
 
 // profilePath is where the instant profile name lives for this source.
 func (c *targetClient) profilePath(name string) string {
-	if c.source == SourceAgent {
+	if c.source == rundir.SourceAgent {
 		return "profile/" + name
 	}
 	return name

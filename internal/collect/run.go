@@ -10,7 +10,6 @@
 package collect
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -25,7 +24,9 @@ import (
 
 	"github.com/schedscope/schedscope/collect/agent"
 	"github.com/schedscope/schedscope/collect/load"
+	"github.com/schedscope/schedscope/internal/rundir"
 	"github.com/schedscope/schedscope/internal/sweep"
+	"github.com/schedscope/schedscope/internal/target"
 )
 
 // Defaults applied to zero fields of Config.
@@ -89,15 +90,13 @@ type Config struct {
 	Live func(Live)
 }
 
-// Outcome is what a run produced. After an interrupted run it holds what
-// was measured until then.
+// Outcome is what a run produced: its raw files. analysis.json and
+// summary.txt are derived from them afterwards (package derive). After an
+// interrupted run it holds what was measured until then.
 type Outcome struct {
 	Dir      string
-	Manifest Manifest
+	Manifest rundir.Manifest
 	Result   *load.Result
-	Analysis *Analysis
-	// Summary is summary.txt's text.
-	Summary string
 }
 
 // Runner is one run. Create it with NewRunner, call Run once; Stop and
@@ -220,7 +219,7 @@ func (r *Runner) TraceNow(ctx context.Context) (string, error) {
 // ends, ctx is cancelled, Stop is called or the target stops answering. It
 // returns an error only when the run could not start (bad directory, target
 // that never answered) or a file could not be written; an interrupted run
-// returns its Outcome with Manifest.Status == StatusInterrupted and a nil
+// returns its Outcome with rundir.Manifest.Status == rundir.StatusInterrupted and a nil
 // error.
 func (r *Runner) Run(ctx context.Context) (*Outcome, error) {
 	r.mu.Lock()
@@ -231,12 +230,12 @@ func (r *Runner) Run(ctx context.Context) (*Outcome, error) {
 		return nil, errors.New("run: Runner.Run called twice")
 	}
 	cfg := &r.cfg
-	rd, err := createRunDir(cfg.Out)
+	rd, err := rundir.Create(cfg.Out)
 	if err != nil {
 		return nil, err
 	}
 	st := &runState{r: r, rd: rd, polledAt: -1}
-	if err := rd.updateManifest(func(m *Manifest) { *m = r.initialManifest() }); err != nil {
+	if err := rd.UpdateManifest(func(m *rundir.Manifest) { *m = r.initialManifest() }); err != nil {
 		return nil, err
 	}
 
@@ -265,13 +264,13 @@ func (r *Runner) Run(ctx context.Context) (*Outcome, error) {
 			u, err := proc.Usage()
 			return ProcUsage{CPU: u.CPU, RSS: u.RSS, Threads: u.Threads}, err
 		}
-		rd.updateManifest(func(m *Manifest) { m.Target.PID = pid })
+		rd.UpdateManifest(func(m *rundir.Manifest) { m.Target.PID = pid })
 	case cfg.PID != 0:
 		if _, err := readProcUsage("/proc", cfg.PID); err != nil {
 			return r.failStart(rd, fmt.Errorf("--pid: %w", err))
 		}
 		usage = func() (ProcUsage, error) { return readProcUsage("/proc", cfg.PID) }
-		rd.updateManifest(func(m *Manifest) { m.Target.PID = cfg.PID })
+		rd.UpdateManifest(func(m *rundir.Manifest) { m.Target.PID = cfg.PID })
 	}
 	st.usage = usage
 
@@ -282,17 +281,17 @@ func (r *Runner) Run(ctx context.Context) (*Outcome, error) {
 	defer client.close()
 	st.client = client
 	r.armFlightRecorder(ctx, client)
-	if err := rd.updateManifest(func(m *Manifest) { r.describeTarget(m, client) }); err != nil {
+	if err := rd.UpdateManifest(func(m *rundir.Manifest) { r.describeTarget(m, client) }); err != nil {
 		return nil, err
 	}
 	r.recordMissingUpFront(rd, client, usage != nil)
 
-	hlogFile, err := rd.createAppender(HLogFile)
+	hlogFile, err := rd.CreateAppender(rundir.HLogFile)
 	if err != nil {
 		return nil, err
 	}
 	defer hlogFile.Close()
-	metricsFile, err := rd.createAppender(MetricsFile)
+	metricsFile, err := rd.CreateAppender(rundir.MetricsFile)
 	if err != nil {
 		return nil, err
 	}
@@ -341,79 +340,51 @@ func (r *Runner) Run(ctx context.Context) (*Outcome, error) {
 		cancel(loadErr)
 	}
 
-	// Finish: every step below runs even after an interruption, bounded on
-	// its own, so the directory is consistent.
-	fin, finCancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
-	defer finCancel()
+	// Finish: every step below runs even after an interruption, so the
+	// directory is consistent.
 	out := &Outcome{Dir: cfg.Out, Result: res}
 	var errs []error
-	if res != nil {
-		if err := rd.writeFile(ResultsFile, func(w io.Writer) error { return load.WriteJSON(w, res) }); err != nil {
+	keep := func(err error) {
+		if err != nil {
 			errs = append(errs, err)
+		}
+	}
+	if res != nil {
+		if err := rd.WriteFile(rundir.ResultsFile, func(w io.Writer) error { return load.WriteJSON(w, res) }); err != nil {
+			keep(err)
 		} else {
-			rd.recordFile(ResultsFile, "load generator's results (load.Result)")
+			keep(rd.RecordFile(rundir.ResultsFile, "load generator's results (load.Result)"))
 		}
 		if err := hl.Close(res.Start); err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", HLogFile, err))
+			keep(fmt.Errorf("%s: %w", rundir.HLogFile, err))
 		}
 	}
-	if err := hlogFile.Close(); err != nil {
-		errs = append(errs, err)
-	}
-	rd.recordFile(HLogFile, "load generator's HdrHistogram interval log, latency in ns")
-	if err := metricsFile.Close(); err != nil {
-		errs = append(errs, err)
-	}
-	rd.recordFile(MetricsFile, "one poll of the target per line, t_s on the load's clock")
+	keep(hlogFile.Close())
+	keep(rd.RecordFile(rundir.HLogFile, "load generator's HdrHistogram interval log, latency in ns"))
+	keep(metricsFile.Close())
+	keep(rd.RecordFile(rundir.MetricsFile, "one poll of the target per line, t_s on the load's clock"))
+	keep(st.writeProfiles())
 
-	an := &Analysis{Schema: AnalysisSchema}
-	st.writeProfiles(fin, an)
-	st.analyzeTrace(fin, an)
-	st.mu.Lock()
-	lines, raw := st.lines, st.raw
-	st.mu.Unlock()
-	an.Phases = derivePhases(res, lines, raw)
-	an.Findings = append(findings(an.Phases, an.Profiles, res), an.Findings...)
-	out.Analysis = an
-
-	status, reason := StatusComplete, ""
+	status, reason := rundir.StatusComplete, ""
 	if cause := context.Cause(runCtx); cause != nil && (res == nil || res.Interrupted || cause != context.Canceled) {
-		status, reason = StatusInterrupted, describeCause(cause)
+		status, reason = rundir.StatusInterrupted, describeCause(cause)
 	} else if res != nil && res.Interrupted {
-		status, reason = StatusInterrupted, "interrupted"
+		status, reason = rundir.StatusInterrupted, "interrupted"
 	}
 	if res == nil {
-		status = StatusInterrupted
+		status = rundir.StatusInterrupted
 		if reason == "" && loadErr != nil {
 			reason = loadErr.Error()
 		}
 	}
-	if err := rd.writeJSON(AnalysisFile, an); err != nil {
-		errs = append(errs, err)
-	} else {
-		rd.recordFile(AnalysisFile, "trace analysis, profile summaries, derived figures and findings")
-	}
-	rd.updateManifest(func(m *Manifest) {
+	if err := rd.UpdateManifest(func(m *rundir.Manifest) {
 		m.End = time.Now()
 		m.Status, m.Reason = status, reason
-	})
-	var sum bytes.Buffer
-	rd.mu.Lock()
-	manifest := rd.manifest
-	rd.mu.Unlock()
-	writeSummary(&sum, &manifest, res, an)
-	out.Summary = sum.String()
-	if err := rd.writeFile(SummaryFile, func(w io.Writer) error { _, err := w.Write(sum.Bytes()); return err }); err != nil {
-		errs = append(errs, err)
-	} else {
-		rd.recordFile(SummaryFile, "human summary")
+		m.Trace = st.traceInfo()
+	}); err != nil {
+		keep(err)
 	}
-	if err := rd.updateManifest(func(*Manifest) {}); err != nil {
-		errs = append(errs, err)
-	}
-	rd.mu.Lock()
-	out.Manifest = rd.manifest
-	rd.mu.Unlock()
+	out.Manifest = rd.Manifest()
 	if loadErr != nil && res == nil {
 		errs = append(errs, loadErr)
 	}
@@ -435,42 +406,41 @@ func describeCause(cause error) string {
 }
 
 // failStart marks the directory interrupted with err and returns err.
-func (r *Runner) failStart(rd *rundir, err error) (*Outcome, error) {
-	rd.updateManifest(func(m *Manifest) {
+func (r *Runner) failStart(rd *rundir.Writer, err error) (*Outcome, error) {
+	rd.UpdateManifest(func(m *rundir.Manifest) {
 		m.End = time.Now()
-		m.Status, m.Reason = StatusInterrupted, err.Error()
+		m.Status, m.Reason = rundir.StatusInterrupted, err.Error()
 	})
 	return nil, err
 }
 
-func (r *Runner) initialManifest() Manifest {
+func (r *Runner) initialManifest() rundir.Manifest {
 	cfg := &r.cfg
-	m := Manifest{
-		Schema: ManifestSchema, Tool: "schedscope", Version: moduleVersion(), GoVersion: runtime.Version(),
+	m := rundir.Manifest{
+		Schema: rundir.ManifestSchema, Tool: "schedscope", Version: moduleVersion(), GoVersion: runtime.Version(),
 		Args: cfg.Args,
-		Config: ManifestConfig{TargetURL: cfg.Load.URL, AgentURL: cfg.AgentURL, PprofURL: cfg.PprofURL,
+		Config: rundir.ManifestConfig{TargetURL: cfg.Load.URL, AgentURL: cfg.AgentURL, PprofURL: cfg.PprofURL,
 			TraceAt: cfg.TraceAt, TraceWindowS: cfg.TraceWindow.Seconds(), SnapshotWhen: cfg.SnapshotWhen,
 			PID: cfg.PID, Command: cfg.Command, PollEveryS: cfg.PollEvery.Seconds()},
-		Generator: ProcessInfo{PID: os.Getpid(), GOMAXPROCS: runtime.GOMAXPROCS(0), GoVersion: runtime.Version()},
+		Generator: rundir.ProcessInfo{PID: os.Getpid(), GOMAXPROCS: runtime.GOMAXPROCS(0), GoVersion: runtime.Version()},
 		Start:     time.Now(),
-		Status:    StatusRunning,
-		Files:     []FileEntry{},
+		Status:    rundir.StatusRunning,
+		Files:     []rundir.FileEntry{},
 	}
-	sm := sweep.DescribeMachine()
-	m.Machine = Machine{CPUs: sm.CPUs, CPUModel: sm.CPUModel, Kernel: sm.Kernel, GOOS: sm.GOOS, GOARCH: sm.GOARCH, LoadAverage: sm.LoadAverage}
+	m.Machine = sweep.DescribeMachine()
 	return m
 }
 
-func (r *Runner) describeTarget(m *Manifest, c *targetClient) {
+func (r *Runner) describeTarget(m *rundir.Manifest, c *targetClient) {
 	m.Target.Source = c.source
 	switch c.source {
-	case SourceAgent:
+	case rundir.SourceAgent:
 		m.Config.AgentURL = c.base
 		if idx := c.index; idx != nil {
 			m.Target.GoVersion, m.Target.GOMAXPROCS, m.Target.NumCPU = idx.GoVersion, idx.GOMAXPROCS, idx.NumCPU
 			m.Target.FlightRecorder, m.Target.Pools = idx.FlightRecorder, idx.Pools
 		}
-	case SourcePprof:
+	case rundir.SourcePprof:
 		m.Config.PprofURL = c.base
 	}
 }
@@ -480,7 +450,7 @@ func (r *Runner) describeTarget(m *Manifest, c *targetClient) {
 // rereads the agent's index. A failure leaves the index as it was: the run
 // then takes a trace window instead and says so.
 func (r *Runner) armFlightRecorder(ctx context.Context, c *targetClient) {
-	if c.source != SourceAgent || c.index == nil || c.index.FlightRecorder != agent.FlightRecorderOnDemand || r.cfg.SnapshotWhen == "" {
+	if c.source != rundir.SourceAgent || c.index == nil || c.index.FlightRecorder != agent.FlightRecorderOnDemand || r.cfg.SnapshotWhen == "" {
 		return
 	}
 	d := min(r.cfg.Load.PlannedDuration()+r.cfg.Load.Timeout+time.Minute, agent.MaxArm)
@@ -491,20 +461,20 @@ func (r *Runner) armFlightRecorder(ctx context.Context, c *targetClient) {
 }
 
 // recordMissingUpFront notes in the manifest what this target cannot give.
-func (r *Runner) recordMissingUpFront(rd *rundir, c *targetClient, local bool) {
+func (r *Runner) recordMissingUpFront(rd *rundir.Writer, c *targetClient, local bool) {
 	switch c.source {
-	case SourcePprof:
-		rd.missing("runtime metrics (goroutines by state, sched latencies, GC pauses, GOMAXPROCS), pools, fgprof, flight recorder",
+	case rundir.SourcePprof:
+		rd.RecordMissing("runtime metrics (goroutines by state, sched latencies, GC pauses, GOMAXPROCS), pools, fgprof, flight recorder",
 			errors.New("the target has net/http/pprof but not schedscope's agent: goroutine and thread counts come from the goroutine and threadcreate profiles, the trace from /debug/pprof/trace"))
-	case SourceNone:
-		rd.missing("runtime metrics, pools, trace, profiles",
+	case rundir.SourceNone:
+		rd.RecordMissing("runtime metrics, pools, trace, profiles",
 			errors.New("neither schedscope's agent nor net/http/pprof answered on the target's host"))
 	}
 	if !local {
-		rd.missing("target CPU and RSS from /proc", errors.New("the target is not local (no --pid or --cmd); CPU per request is the runtime's estimate, without kernel time"))
+		rd.RecordMissing("target CPU and RSS from /proc", errors.New("the target is not local (no --pid or --cmd); CPU per request is the runtime's estimate, without kernel time"))
 	}
-	if c.source == SourceAgent && c.index != nil && c.index.FlightRecorder != "on" && r.cfg.SnapshotWhen != "" {
-		rd.missing("flight-recorder snapshot", fmt.Errorf("the agent's flight recorder is %q; a trace window is taken instead", c.index.FlightRecorder))
+	if c.source == rundir.SourceAgent && c.index != nil && c.index.FlightRecorder != "on" && r.cfg.SnapshotWhen != "" {
+		rd.RecordMissing("flight-recorder snapshot", fmt.Errorf("the agent's flight recorder is %q; a trace window is taken instead", c.index.FlightRecorder))
 	}
 }
 
@@ -518,10 +488,10 @@ func moduleVersion() string {
 // runState is the shared state of one Run's goroutines.
 type runState struct {
 	r       *Runner
-	rd      *rundir
+	rd      *rundir.Writer
 	client  *targetClient
 	usage   func() (ProcUsage, error)
-	metrics *appender
+	metrics *rundir.Appender
 	cancel  context.CancelCauseFunc
 
 	progress    chan load.Progress // latest progress for the capturer (replace-latest)
@@ -537,11 +507,9 @@ type runState struct {
 	completed   map[int]int64 // per plan phase, the latest Completed
 	okTotal     float64       // 2xx responses so far, every phase, from the progress ticks
 	lastElapsed time.Duration // RunElapsed of the previous progress snapshot (not Done)
-	prev        pollState
-	point       TargetPoint
+	prev        target.Poll
+	point       rundir.TargetPoint
 	polledAt    time.Duration
-	lines       []MetricsLine
-	raw         []pollState
 	capture     string
 	notes       []string
 	condHeld    bool
@@ -550,7 +518,7 @@ type runState struct {
 	// Captured by the capturer, read after it stopped.
 	profStart, profEnd map[string][]byte
 	fgprofPieces       [][]byte
-	traceCapture       string
+	traceCapture       rundir.TraceMode
 	traceReason        string
 	traceStartS        float64
 	traceEndS          float64
@@ -563,7 +531,7 @@ func (st *runState) onProgress(p load.Progress) {
 	st.mu.Lock()
 	if st.loadStart.IsZero() {
 		st.loadStart = time.Now().Add(-p.RunElapsed)
-		st.rd.updateManifest(func(m *Manifest) { m.LoadStart = st.loadStart })
+		st.rd.UpdateManifest(func(m *rundir.Manifest) { m.LoadStart = st.loadStart })
 	}
 	st.last, st.hasLast = p, true
 	if st.completed == nil {
@@ -639,23 +607,23 @@ func (st *runState) baseline(ctx context.Context) {
 }
 
 // read polls the target once.
-func (st *runState) read(ctx context.Context) (pollState, []string) {
-	ps := pollState{at: time.Now()}
+func (st *runState) read(ctx context.Context) (target.Poll, []string) {
+	ps := target.Poll{At: time.Now()}
 	var errs []string
 	switch st.client.source {
-	case SourceAgent:
+	case rundir.SourceAgent:
 		snap, err := st.client.snapshot(ctx)
 		if err != nil {
 			errs = append(errs, err.Error())
 		} else {
-			ps.snap = snap
+			ps.Agent = snap
 		}
-	case SourcePprof:
+	case rundir.SourcePprof:
 		g, t, err := st.client.pprofCounts(ctx)
 		if err != nil {
 			errs = append(errs, err.Error())
 		} else {
-			ps.snap = &agent.Snapshot{Time: ps.at, Values: map[string]float64{"/sched/goroutines:goroutines": g, "threadcreate:total": t}}
+			ps.Agent = &agent.Snapshot{Time: ps.At, Values: map[string]float64{rundir.MetricGoroutines: g, rundir.MetricThreadsCreated: t}}
 		}
 	}
 	if st.usage != nil {
@@ -663,7 +631,7 @@ func (st *runState) read(ctx context.Context) (pollState, []string) {
 		if err != nil {
 			errs = append(errs, err.Error())
 		} else {
-			ps.proc = &u
+			ps.Proc = &rundir.ProcCounters{CPUSeconds: u.CPU.Seconds(), RSSBytes: u.RSS, Threads: u.Threads}
 		}
 	}
 	return ps, errs
@@ -695,43 +663,38 @@ func (st *runState) pollOnce(ctx context.Context) {
 		st.mu.Unlock()
 		return
 	}
-	ps.completed = int64(st.okTotal)
-	tp := derivePoint(st.prev, ps)
-	if st.client.source == SourcePprof && ps.snap != nil {
+	ps.OKTotal = int64(st.okTotal)
+	tp := target.Point(st.prev, ps)
+	if st.client.source == rundir.SourcePprof && ps.Agent != nil {
 		tp.HasAgent = false
-		tp.Goroutines = ps.snap.Values["/sched/goroutines:goroutines"]
+		tp.Goroutines = ps.Agent.Values[rundir.MetricGoroutines]
 		if tp.Threads == 0 {
-			tp.Threads = ps.snap.Values["threadcreate:total"]
+			tp.Threads = ps.Agent.Values[rundir.MetricThreadsCreated]
 		}
-		ps.snap = nil
+		ps.Agent = nil
 	}
-	line := MetricsLine{T: ps.at.Sub(st.loadStart).Seconds(), Time: ps.at, Load: loadPoint(st.last), Target: tp}
-	line.Load.OKTotal = ps.completed
-	line.Capture = st.capture
-	if st.client.source == SourceAgent {
-		line.Agent = ps.snap
-	}
+	line := rundir.MetricsLine{T: ps.At.Sub(st.loadStart).Seconds(), Time: ps.At, Load: loadPoint(st.last), Target: tp,
+		Agent: ps.Agent, Proc: ps.Proc, Capture: st.capture}
+	line.Load.OKTotal = ps.OKTotal
 	if len(errs) > 0 {
 		line.Error = strings.Join(errs, "; ")
 	}
 	gone := false
-	lost := (st.client.source != SourceNone && ps.snap == nil && st.client.source == SourceAgent) ||
-		(st.client.source == SourcePprof && tp.Goroutines == 0) || (st.usage != nil && ps.proc == nil)
+	lost := (st.client.source == rundir.SourceAgent && ps.Agent == nil) ||
+		(st.client.source == rundir.SourcePprof && tp.Goroutines == 0) || (st.usage != nil && ps.Proc == nil)
 	if lost {
 		st.failures++
-		gone = st.failures >= 3 || (st.usage != nil && ps.proc == nil)
+		gone = st.failures >= 3 || (st.usage != nil && ps.Proc == nil)
 	} else {
 		st.failures = 0
 	}
-	if ps.snap != nil || ps.proc != nil {
+	if ps.Agent != nil || ps.Proc != nil {
 		st.prev = ps
 	}
-	st.point, st.polledAt = tp, ps.at.Sub(st.loadStart)
-	st.lines = append(st.lines, line)
-	st.raw = append(st.raw, ps)
+	st.point, st.polledAt = tp, ps.At.Sub(st.loadStart)
 	live := st.liveLocked()
 	st.mu.Unlock()
-	_ = st.metrics.line(line) // a write error is reported when the file is closed
+	_ = st.metrics.Line(line) // a write error is reported when the file is closed
 	st.emit(live)
 	if gone {
 		st.mu.Lock()

@@ -1,6 +1,7 @@
 package collect
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -14,12 +15,13 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/schedscope/schedscope/analyze"
 	"github.com/schedscope/schedscope/collect/agent"
-	"github.com/schedscope/schedscope/internal/fixtures/fixtureagent"
 	"github.com/schedscope/schedscope/collect/load"
-	"github.com/schedscope/schedscope/internal/sweep"
+	"github.com/schedscope/schedscope/internal/derive"
 	"github.com/schedscope/schedscope/internal/fixtures"
+	"github.com/schedscope/schedscope/internal/fixtures/fixtureagent"
+	"github.com/schedscope/schedscope/internal/rundir"
+	"github.com/schedscope/schedscope/internal/sweep"
 )
 
 func TestMain(m *testing.M) {
@@ -74,8 +76,17 @@ func startFixtureWith(t *testing.T, cfg fixtures.Config, opts *agent.Options) *f
 	return srv
 }
 
-// runOnce runs cfg into a fresh directory and returns the outcome.
-func runOnce(t *testing.T, ctx context.Context, cfg Config) *Outcome {
+// ranRun is a run and what derive made of its directory.
+type ranRun struct {
+	*Outcome
+	Analysis *rundir.Analysis
+	Summary  string
+}
+
+// runOnce runs cfg into a fresh directory, derives analysis.json and
+// summary.txt as `schedscope run` does, and checks that deriving them again
+// from the files alone gives the same bytes.
+func runOnce(t *testing.T, ctx context.Context, cfg Config) *ranRun {
 	t.Helper()
 	if cfg.Out == "" {
 		cfg.Out = filepath.Join(t.TempDir(), "run")
@@ -88,12 +99,40 @@ func runOnce(t *testing.T, ctx context.Context, cfg Config) *Outcome {
 	if err != nil {
 		t.Fatalf("run: %v", err)
 	}
-	return out
+	d, err := derive.Dir(context.Background(), out.Dir)
+	if err != nil {
+		t.Fatalf("derive: %v", err)
+	}
+	first := readFiles(t, out.Dir, rundir.AnalysisFile, rundir.SummaryFile, rundir.ManifestFile)
+	if _, err := derive.Dir(context.Background(), out.Dir); err != nil {
+		t.Fatalf("derive again: %v", err)
+	}
+	again := readFiles(t, out.Dir, rundir.AnalysisFile, rundir.SummaryFile, rundir.ManifestFile)
+	for name, b := range first {
+		if !bytes.Equal(b, again[name]) {
+			t.Errorf("%s derived again from the files differs from the first derivation", name)
+		}
+	}
+	out.Manifest = d.Run.Manifest
+	return &ranRun{Outcome: out, Analysis: d.Analysis, Summary: d.Summary}
+}
+
+func readFiles(t *testing.T, dir string, names ...string) map[string][]byte {
+	t.Helper()
+	m := map[string][]byte{}
+	for _, n := range names {
+		b, err := os.ReadFile(filepath.Join(dir, n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m[n] = b
+	}
+	return m
 }
 
 // checkDir checks that a run directory holds the files named and that its
 // JSON files parse; it returns the manifest.
-func checkDir(t *testing.T, dir string, want ...string) Manifest {
+func checkDir(t *testing.T, dir string, want ...string) rundir.Manifest {
 	t.Helper()
 	for _, name := range want {
 		fi, err := os.Stat(filepath.Join(dir, name))
@@ -105,13 +144,13 @@ func checkDir(t *testing.T, dir string, want ...string) Manifest {
 			t.Errorf("%s is empty", name)
 		}
 	}
-	var m Manifest
-	readJSON(t, filepath.Join(dir, ManifestFile), &m)
-	var an Analysis
-	readJSON(t, filepath.Join(dir, AnalysisFile), &an)
+	var m rundir.Manifest
+	readJSON(t, filepath.Join(dir, rundir.ManifestFile), &m)
+	var an rundir.Analysis
+	readJSON(t, filepath.Join(dir, rundir.AnalysisFile), &an)
 	var res load.Result
-	readJSON(t, filepath.Join(dir, ResultsFile), &res)
-	b, err := os.ReadFile(filepath.Join(dir, MetricsFile))
+	readJSON(t, filepath.Join(dir, rundir.ResultsFile), &res)
+	b, err := os.ReadFile(filepath.Join(dir, rundir.MetricsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +159,7 @@ func checkDir(t *testing.T, dir string, want ...string) Manifest {
 		if line == "" {
 			continue
 		}
-		var ml MetricsLine
+		var ml rundir.MetricsLine
 		if err := json.Unmarshal([]byte(line), &ml); err != nil {
 			t.Fatalf("metrics.jsonl line %d: %v", i+1, err)
 		}
@@ -143,16 +182,16 @@ func readJSON(t *testing.T, path string, v any) {
 	}
 }
 
-func findingKinds(an *Analysis) []string {
+func findingKinds(an *rundir.Analysis) []string {
 	var out []string
 	for _, f := range an.Findings {
-		out = append(out, f.Kind+": "+f.Title)
+		out = append(out, string(f.Kind)+": "+f.Title)
 	}
 	return out
 }
 
-var everyFile = []string{ManifestFile, ResultsFile, HLogFile, MetricsFile, TraceFile, AnalysisFile, SummaryFile,
-	ProfileFile("goroutine"), ProfileFile("block"), ProfileFile("mutex"), ProfileFile("threadcreate"), ProfileFile("fgprof")}
+var everyFile = []string{rundir.ManifestFile, rundir.ResultsFile, rundir.HLogFile, rundir.MetricsFile, rundir.TraceFile, rundir.AnalysisFile, rundir.SummaryFile,
+	rundir.ProfileFile("goroutine"), rundir.ProfileFile("block"), rundir.ProfileFile("mutex"), rundir.ProfileFile("threadcreate"), rundir.ProfileFile("fgprof")}
 
 // TestPoolModelCeiling: 2 workers and 50 ms sleeps fit 40 req/s; offered
 // 80 req/s, the worker pool is the ceiling and the run says so.
@@ -179,7 +218,7 @@ func TestPoolModelCeiling(t *testing.T) {
 		t.Log(out.Summary)
 	}
 	m := checkDir(t, out.Dir, everyFile...)
-	if m.Status != StatusComplete || m.Target.Source != SourceAgent {
+	if m.Status != rundir.StatusComplete || m.Target.Source != rundir.SourceAgent {
 		t.Errorf("manifest: status %q source %q reason %q", m.Status, m.Target.Source, m.Reason)
 	}
 	if lives < 10 || !sawPool {
@@ -193,7 +232,7 @@ func TestPoolModelCeiling(t *testing.T) {
 	if ph.Tracking || ph.Ceiling == nil || ph.Ceiling.Pool != "workers" {
 		t.Fatalf("ceiling: tracking %v %+v; findings %v", ph.Tracking, ph.Ceiling, findingKinds(an))
 	}
-	var workers *PoolFigures
+	var workers *rundir.PoolFigures
 	for i := range ph.Pools {
 		if ph.Pools[i].Name == "workers" {
 			workers = &ph.Pools[i]
@@ -204,20 +243,20 @@ func TestPoolModelCeiling(t *testing.T) {
 	// a sleep only overshoots, so it is at least 50 ms whatever the machine's
 	// load. (Mean in use / 2xx per second, the fallback, came out at 48.6 ms
 	// in one CI run: the 2xx rate's edges are not exact.)
-	if workers == nil || workers.HoldFrom != "pool" || workers.MeanHoldMS < 50 || workers.CapacityPerS > 40 || workers.SaturatedShare < SaturatedShareLimit {
+	if workers == nil || workers.HoldFrom != "pool" || workers.MeanHoldMS < 50 || workers.CapacityPerS > 40 || workers.SaturatedShare < derive.SaturatedShareLimit {
 		t.Errorf("workers pool: %+v", workers)
 	}
 	if an.Trace == nil || an.TraceCapture != "window" {
 		t.Errorf("trace: capture %q error %q", an.TraceCapture, an.TraceError)
 	}
-	if !slices.ContainsFunc(an.Profiles, func(p ProfileSummary) bool { return p.Name == "fgprof" && len(p.Top) > 0 }) {
+	if !slices.ContainsFunc(an.Profiles, func(p rundir.ProfileSummary) bool { return p.Name == "fgprof" && len(p.Top) > 0 }) {
 		t.Errorf("no fgprof summary: %+v", an.Profiles)
 	}
 	// The run directory is what `schedscope analyze RUNDIR` reads.
-	if p, err := analyze.FindTrace(out.Dir); err != nil || filepath.Base(p) != TraceFile {
-		t.Errorf("analyze.FindTrace: %q %v", p, err)
+	if p, err := rundir.FindTrace(out.Dir); err != nil || filepath.Base(p) != rundir.TraceFile {
+		t.Errorf("rundir.FindTrace: %q %v", p, err)
 	}
-	sum, _ := os.ReadFile(filepath.Join(out.Dir, SummaryFile))
+	sum, _ := os.ReadFile(filepath.Join(out.Dir, rundir.SummaryFile))
 	for _, s := range []string{"the ceiling was pool workers", "fgprof profile", "Little's law"} {
 		if !strings.Contains(string(sum), s) {
 			t.Errorf("summary.txt lacks %q", s)
@@ -258,7 +297,7 @@ func TestDBPoolCeiling(t *testing.T) {
 		t.Log(out.Summary)
 	}
 	m := checkDir(t, out.Dir, everyFile...)
-	if m.Status != StatusComplete {
+	if m.Status != rundir.StatusComplete {
 		t.Errorf("status %q %q", m.Status, m.Reason)
 	}
 	if m.Target.FlightRecorder != "on" {
@@ -297,15 +336,15 @@ func TestPprofOnlyTarget(t *testing.T) {
 		TraceWindow: time.Second,
 		PollEvery:   250 * time.Millisecond,
 	})
-	m := checkDir(t, out.Dir, ManifestFile, ResultsFile, HLogFile, MetricsFile, TraceFile, AnalysisFile, SummaryFile,
-		ProfileFile("goroutine"), ProfileFile("block"))
-	if m.Target.Source != SourcePprof || m.Status != StatusComplete {
+	m := checkDir(t, out.Dir, rundir.ManifestFile, rundir.ResultsFile, rundir.HLogFile, rundir.MetricsFile, rundir.TraceFile, rundir.AnalysisFile, rundir.SummaryFile,
+		rundir.ProfileFile("goroutine"), rundir.ProfileFile("block"))
+	if m.Target.Source != rundir.SourcePprof || m.Status != rundir.StatusComplete {
 		t.Fatalf("manifest: source %q status %q %q", m.Target.Source, m.Status, m.Reason)
 	}
-	if _, err := os.Stat(filepath.Join(out.Dir, ProfileFile("fgprof"))); err == nil {
+	if _, err := os.Stat(filepath.Join(out.Dir, rundir.ProfileFile("fgprof"))); err == nil {
 		t.Error("fgprof.pb.gz from a target without the agent")
 	}
-	if !slices.ContainsFunc(m.Missing, func(x Missing) bool { return strings.Contains(x.Why, "not schedscope's agent") }) {
+	if !slices.ContainsFunc(m.Missing, func(x rundir.Missing) bool { return strings.Contains(x.Why, "not schedscope's agent") }) {
 		t.Errorf("missing does not say the agent is absent: %+v", m.Missing)
 	}
 	if len(out.Analysis.Phases) != 1 || out.Analysis.Phases[0].PeakGoroutines < 5 {
@@ -331,8 +370,8 @@ func TestInterruptedBySIGINT(t *testing.T) {
 		Load:      load.Config{URL: srv.URL() + "/sleep?ms=5", Rate: 50, Duration: 20 * time.Second},
 		PollEvery: 250 * time.Millisecond,
 	})
-	m := checkDir(t, out.Dir, ManifestFile, ResultsFile, HLogFile, MetricsFile, AnalysisFile, SummaryFile, ProfileFile("goroutine"))
-	if m.Status != StatusInterrupted || !strings.Contains(m.Reason, "Ctrl-C") {
+	m := checkDir(t, out.Dir, rundir.ManifestFile, rundir.ResultsFile, rundir.HLogFile, rundir.MetricsFile, rundir.AnalysisFile, rundir.SummaryFile, rundir.ProfileFile("goroutine"))
+	if m.Status != rundir.StatusInterrupted || !strings.Contains(m.Reason, "Ctrl-C") {
 		t.Errorf("manifest: status %q reason %q", m.Status, m.Reason)
 	}
 	if out.Result == nil || !out.Result.Interrupted || out.Result.Phases[0].OK == 0 {
@@ -357,8 +396,8 @@ func TestKilledTarget(t *testing.T) {
 		// Wait for the target's PID in the manifest, let the load run, kill it.
 		deadline := time.Now().Add(20 * time.Second)
 		for time.Now().Before(deadline) {
-			var m Manifest
-			if b, err := os.ReadFile(filepath.Join(dir, ManifestFile)); err == nil && json.Unmarshal(b, &m) == nil && m.Target.PID > 0 && !m.LoadStart.IsZero() {
+			var m rundir.Manifest
+			if b, err := os.ReadFile(filepath.Join(dir, rundir.ManifestFile)); err == nil && json.Unmarshal(b, &m) == nil && m.Target.PID > 0 && !m.LoadStart.IsZero() {
 				time.Sleep(1500 * time.Millisecond)
 				syscall.Kill(-m.Target.PID, syscall.SIGKILL) // its process group
 				killed <- m.Target.PID
@@ -377,8 +416,8 @@ func TestKilledTarget(t *testing.T) {
 	if pid := <-killed; pid == 0 {
 		t.Fatal("never saw the target's PID in the manifest")
 	}
-	m := checkDir(t, out.Dir, ManifestFile, ResultsFile, HLogFile, MetricsFile, AnalysisFile, SummaryFile)
-	if m.Status != StatusInterrupted || !strings.Contains(m.Reason, "stopped answering") {
+	m := checkDir(t, out.Dir, rundir.ManifestFile, rundir.ResultsFile, rundir.HLogFile, rundir.MetricsFile, rundir.AnalysisFile, rundir.SummaryFile)
+	if m.Status != rundir.StatusInterrupted || !strings.Contains(m.Reason, "stopped answering") {
 		t.Errorf("manifest: status %q reason %q", m.Status, m.Reason)
 	}
 	if m.End.Sub(m.Start) > 15*time.Second {

@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/schedscope/schedscope/internal/capacity"
-	"github.com/schedscope/schedscope/internal/sweep"
+	"github.com/schedscope/schedscope/internal/rundir"
 )
 
 // File names a sweep report writes into its directory.
@@ -30,14 +30,14 @@ const (
 
 // SweepReport is a sweep directory's analysis, as rendered.
 type SweepReport struct {
-	Sweep    *sweep.Sweep
+	Sweep    *rundir.Sweep
 	Analysis capacity.Analysis
 	// Files are the paths written, report first.
 	Files []string
 }
 
 // Samples converts a sweep's steps to capacity samples.
-func Samples(steps []sweep.Step) []capacity.Sample {
+func Samples(steps []rundir.SweepStep) []capacity.Sample {
 	out := make([]capacity.Sample, 0, len(steps))
 	for _, st := range steps {
 		out = append(out, capacity.Sample{
@@ -61,7 +61,7 @@ func Samples(steps []sweep.Step) []capacity.Sample {
 // the wall time between the /proc readings when the step has it, else over
 // the phase's length (older sweep files), which overstates it when
 // stragglers ran after the phase.
-func targetCores(st sweep.Step) float64 {
+func targetCores(st rundir.SweepStep) float64 {
 	switch {
 	case st.TargetCPUCores > 0:
 		return st.TargetCPUCores
@@ -71,7 +71,7 @@ func targetCores(st sweep.Step) float64 {
 	return 0
 }
 
-func goroutines(st sweep.Step) float64 {
+func goroutines(st rundir.SweepStep) float64 {
 	if st.Agent != nil {
 		return st.Agent.Goroutines
 	}
@@ -79,7 +79,7 @@ func goroutines(st sweep.Step) float64 {
 }
 
 // threads prefers the agent's count (the runtime's own threads) over /proc's.
-func threads(st sweep.Step) float64 {
+func threads(st rundir.SweepStep) float64 {
 	if st.Agent != nil && st.Agent.Threads > 0 {
 		return st.Agent.Threads
 	}
@@ -90,7 +90,7 @@ func msDur(ms float64) time.Duration { return time.Duration(ms * float64(time.Mi
 
 // AnalyzeSweep loads and analyzes the sweep directory dir without writing.
 func AnalyzeSweep(dir string) (*SweepReport, error) {
-	s, err := sweep.Load(dir)
+	s, err := rundir.ReadSweep(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -254,7 +254,7 @@ func RenderSweep(w io.Writer, r *SweepReport, throughputPNG, p99PNG string) erro
 
 // generatorNotes summarises the materially generator-bound steps, one line
 // per GOMAXPROCS value.
-func generatorNotes(s *sweep.Sweep) []string {
+func generatorNotes(s *rundir.Sweep) []string {
 	var out []string
 	for _, g := range s.Plan.GOMAXPROCS {
 		var rates []string
@@ -284,7 +284,7 @@ func generatorNotes(s *sweep.Sweep) []string {
 
 // lagOf reads the send lag back from a step's generator note ("send lag p99
 // X ms"), -1 when absent.
-func lagOf(st sweep.Step) float64 {
+func lagOf(st rundir.SweepStep) float64 {
 	var lag float64
 	if i := strings.Index(st.GeneratorNote, "send lag p99 "); i >= 0 {
 		if _, err := fmt.Sscanf(st.GeneratorNote[i:], "send lag p99 %f ms", &lag); err == nil {
@@ -313,7 +313,7 @@ func answered(c capacity.Cell) string {
 	return fmt.Sprintf("%.1f %%", 100*min(c.Answered/c.OfferedRate, 9.99))
 }
 
-func immaterialGeneratorVerdicts(steps []sweep.Step) int {
+func immaterialGeneratorVerdicts(steps []rundir.SweepStep) int {
 	n := 0
 	for _, st := range steps {
 		if st.GeneratorVerdict && !st.GeneratorBound {
@@ -325,7 +325,7 @@ func immaterialGeneratorVerdicts(steps []sweep.Step) int {
 
 // littleLines states, per GOMAXPROCS, what held the ceiling and the
 // Little's-law and CPU predictions beside it.
-func littleLines(p sweep.Plan, a capacity.Analysis) []string {
+func littleLines(p rundir.SweepPlan, a capacity.Analysis) []string {
 	var out []string
 	for _, l := range a.Levels {
 		if l.LowLoadService <= 0 || l.Ceiling <= 0 {
@@ -350,7 +350,7 @@ func littleLines(p sweep.Plan, a capacity.Analysis) []string {
 	return out
 }
 
-func title(p sweep.Plan) string {
+func title(p rundir.SweepPlan) string {
 	switch {
 	case p.Scenario != "" && p.Model != "":
 		return fmt.Sprintf("%s scenario, %s model", p.Scenario, p.Model)
@@ -362,7 +362,7 @@ func title(p sweep.Plan) string {
 	return p.URL
 }
 
-func targetLine(p sweep.Plan) string {
+func targetLine(p rundir.SweepPlan) string {
 	switch {
 	case p.Fixture != "":
 		return fmt.Sprintf("`schedscope fixture` (`--fixture '%s'`)", p.Fixture)
@@ -374,7 +374,7 @@ func targetLine(p sweep.Plan) string {
 	return "a running target"
 }
 
-func isolation(p sweep.Plan) string {
+func isolation(p rundir.SweepPlan) string {
 	if p.Live {
 		return "one live process, GOMAXPROCS changed through the in-target agent (a warmed heap and pools carry over between values)"
 	}

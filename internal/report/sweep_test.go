@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/schedscope/schedscope/internal/capacity"
-	"github.com/schedscope/schedscope/internal/sweep"
+	"github.com/schedscope/schedscope/internal/rundir"
 )
 
 // writeSweepDir writes a synthetic sweep directory: a pool of 8 workers in
@@ -18,16 +18,16 @@ import (
 func writeSweepDir(t *testing.T, skipLast bool) string {
 	t.Helper()
 	dir := t.TempDir()
-	plan := sweep.Plan{
-		Version: sweep.PlanVersion, Fixture: "sleep --model pool --workers 8", URL: "http://127.0.0.1:9/sleep",
+	plan := rundir.SweepPlan{
+		Version: rundir.SweepVersion, Fixture: "sleep --model pool --workers 8", URL: "http://127.0.0.1:9/sleep",
 		Scenario: "sleep", Model: "pool", ConcurrencyLimit: 8,
 		GOMAXPROCS: []int{1, 2}, Rates: []float64{50, 100, 200, 400}, Iterations: 1,
 		WarmupS: 2, DurationS: 5, PauseS: 1, Pinned: true,
-		Machine: sweep.Machine{CPUs: 2, GOOS: "linux", GOARCH: "amd64", GoVersion: "go1.26.8"},
+		Machine: rundir.Machine{CPUs: 2, GOOS: "linux", GOARCH: "amd64", GoVersion: "go1.26.8"},
 		Started: time.Date(2026, 11, 30, 1, 0, 0, 0, time.UTC),
 	}
-	writeFile(t, filepath.Join(dir, sweep.PlanFile), plan)
-	if err := os.MkdirAll(filepath.Join(dir, sweep.StepsDir), 0o755); err != nil {
+	writeFile(t, filepath.Join(dir, rundir.SweepFile), plan)
+	if err := os.MkdirAll(filepath.Join(dir, rundir.StepsDir), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	keys := plan.Steps()
@@ -35,7 +35,7 @@ func writeSweepDir(t *testing.T, skipLast bool) string {
 		keys = keys[:len(keys)-1]
 	}
 	for _, k := range keys {
-		st := sweep.Step{StepKey: k, DurationS: 5, OKPerSec: 0.99 * k.Rate, AnsweredPerSec: k.Rate, P50MS: 50.5, P99MS: 52, CPUPerRequestUS: 80, RSSBytes: 12e6}
+		st := rundir.SweepStep{StepKey: k, DurationS: 5, OKPerSec: 0.99 * k.Rate, AnsweredPerSec: k.Rate, P50MS: 50.5, P99MS: 52, CPUPerRequestUS: 80, RSSBytes: 12e6}
 		if k.Rate > 159 {
 			// the stragglers answered after the window inflate 2xx/s
 			st.AnsweredPerSec, st.OKPerSec, st.P50MS, st.P99MS = 237, 158.4-float64(k.GOMAXPROCS)/10, 900, 2100
@@ -43,7 +43,7 @@ func writeSweepDir(t *testing.T, skipLast bool) string {
 		if k.Rate == 50 {
 			st.GeneratorVerdict, st.GeneratorNote = true, "immaterial: send lag p99 1.60 ms"
 		}
-		writeFile(t, filepath.Join(dir, sweep.StepsDir, k.File()), st)
+		writeFile(t, filepath.Join(dir, rundir.StepsDir, k.File()), st)
 	}
 	return dir
 }
@@ -129,7 +129,7 @@ func TestWriteSweepErrors(t *testing.T) {
 		t.Errorf("empty dir: err = %v", err)
 	}
 	dir := writeSweepDir(t, false)
-	if err := os.RemoveAll(filepath.Join(dir, sweep.StepsDir)); err != nil {
+	if err := os.RemoveAll(filepath.Join(dir, rundir.StepsDir)); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := WriteSweep(dir, ""); err == nil || !strings.Contains(err.Error(), "no finished step") {
@@ -140,8 +140,8 @@ func TestWriteSweepErrors(t *testing.T) {
 func TestWriteComparison(t *testing.T) {
 	a, b := writeSweepDir(t, false), writeSweepDir(t, false)
 	// the second sweep is the goroutine model: no ceiling in the ladder
-	writeFile(t, filepath.Join(b, sweep.PlanFile), sweep.Plan{
-		Version: sweep.PlanVersion, URL: "http://127.0.0.1:9/sleep", Scenario: "sleep", Model: "goroutine",
+	writeFile(t, filepath.Join(b, rundir.SweepFile), rundir.SweepPlan{
+		Version: rundir.SweepVersion, URL: "http://127.0.0.1:9/sleep", Scenario: "sleep", Model: "goroutine",
 		GOMAXPROCS: []int{1, 2}, Rates: []float64{50, 100, 200, 400}, Iterations: 1, DurationS: 5,
 	})
 	out := t.TempDir()
@@ -164,11 +164,11 @@ func TestWriteComparison(t *testing.T) {
 }
 
 func TestSamplesCarryEveryFigure(t *testing.T) {
-	st := sweep.Step{StepKey: sweep.StepKey{GOMAXPROCS: 2, Iteration: 1, Rate: 100}, DurationS: 5, Sent: 490, NotSent: 10,
+	st := rundir.SweepStep{StepKey: rundir.StepKey{GOMAXPROCS: 2, Iteration: 1, Rate: 100}, DurationS: 5, Sent: 490, NotSent: 10,
 		OKPerSec: 98, AnsweredPerSec: 99, P50MS: 2, P99MS: 9, ServiceP50MS: 1.5, Errors: 3, TargetCPUS: 2.5,
 		CPUPerRequestUS: 500, RSSBytes: 7, MachineBusy: 0.6, GeneratorBound: true, TargetCPUCores: 0.4,
-		Threads: 5, Agent: &sweep.AgentFigures{Goroutines: 40, Threads: 7}}
-	got := Samples([]sweep.Step{st})[0]
+		Threads: 5, Agent: &rundir.AgentFigures{Goroutines: 40, Threads: 7}}
+	got := Samples([]rundir.SweepStep{st})[0]
 	want := capacity.Sample{GOMAXPROCS: 2, Iteration: 1, OfferedRate: 100, OKPerSec: 98, Answered: 99,
 		P50: 2 * time.Millisecond, P99: 9 * time.Millisecond, ServiceP50: 1500 * time.Microsecond, Errors: 3, NotSent: 10, Planned: 500,
 		CPUCores: 0.4, MachineBusy: 0.6, Goroutines: 40, Threads: 7, CPUPerRequest: 500 * time.Microsecond, RSSBytes: 7, GeneratorBound: true}

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/schedscope/schedscope/internal/rundir"
 )
 
 // AgentClient talks to schedscope's in-target agent (package collect/agent,
@@ -45,12 +47,12 @@ type agentSnapshot struct {
 
 // Figures reads the agent's /metrics and returns the scheduler figures. The
 // created-goroutines count is cumulative since the target started.
-func (a *AgentClient) Figures(ctx context.Context) (*AgentFigures, error) {
+func (a *AgentClient) Figures(ctx context.Context) (*rundir.AgentFigures, error) {
 	var snap agentSnapshot
 	if err := a.do(ctx, http.MethodGet, "metrics", &snap); err != nil {
 		return nil, err
 	}
-	return &AgentFigures{
+	return &rundir.AgentFigures{
 		GOMAXPROCS:        float64(snap.GOMAXPROCS),
 		Goroutines:        snap.Values["/sched/goroutines:goroutines"],
 		Threads:           snap.Values["/sched/threads/total:threads"],

@@ -5,8 +5,8 @@
 // rates with the open-model generator, records what the generator measured
 // and the target's CPU and RSS, and stops the process.
 //
-// Every finished step is written to the sweep directory at once (see Plan,
-// Step and Load), so an interrupted sweep keeps its finished steps and Run
+// Every finished step is written to the sweep directory at once (see rundir.SweepPlan,
+// rundir.SweepStep and rundir.ReadSweep), so an interrupted sweep keeps its finished steps and Run
 // with Config.Resume continues where it stopped. The analysis (knee,
 // capacity, recommendation) lives in analyze/capacity and analyze/report;
 // this package only measures.
@@ -33,6 +33,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/schedscope/schedscope/internal/rundir"
 )
 
 // Loader offers load to the target. Run calls it for the warm-up and once per
@@ -190,7 +192,7 @@ type Event struct {
 	Pinned   string // taskset CPU list, "" when not pinned (EventStart)
 	// Tick is set for EventTick; Step for EventStep.
 	Tick *PhaseProgress
-	Step *Step
+	Step *rundir.SweepStep
 	// Err is a non-fatal problem (EventStop: the target had to be killed).
 	Err error
 }
@@ -198,16 +200,16 @@ type Event struct {
 // Run runs the sweep described by cfg and returns the sweep directory's
 // contents. On error or interruption the returned Sweep (when not nil) holds
 // every step finished so far; they are on disk, and Run with Resume continues.
-func Run(ctx context.Context, cfg Config) (*Sweep, error) {
+func Run(ctx context.Context, cfg Config) (*rundir.Sweep, error) {
 	if cfg.Loader == nil {
 		return nil, errors.New("sweep: no load generator")
 	}
 	if cfg.Dir == "" {
 		return nil, errors.New("sweep: no output directory")
 	}
-	var plan Plan
+	var plan rundir.SweepPlan
 	if cfg.Resume {
-		s, err := Load(cfg.Dir)
+		s, err := rundir.ReadSweep(cfg.Dir)
 		if err != nil {
 			return nil, fmt.Errorf("resume: %w", err)
 		}
@@ -219,19 +221,19 @@ func Run(ctx context.Context, cfg Config) (*Sweep, error) {
 		}
 		// A directory whose sweep failed before its first step may be
 		// reused; one with finished steps must be resumed.
-		if prev, err := Load(cfg.Dir); err == nil && len(prev.Steps) > 0 {
+		if prev, err := rundir.ReadSweep(cfg.Dir); err == nil && len(prev.Steps) > 0 {
 			return nil, fmt.Errorf("%s already holds a sweep with %d finished steps: use --resume %s, or another --out", cfg.Dir, len(prev.Steps), cfg.Dir)
-		} else if _, serr := os.Stat(filepath.Join(cfg.Dir, PlanFile)); serr == nil && err != nil {
+		} else if _, serr := os.Stat(filepath.Join(cfg.Dir, rundir.SweepFile)); serr == nil && err != nil {
 			return nil, fmt.Errorf("%s holds an unreadable sweep (%v): choose another --out", cfg.Dir, err)
 		}
 	}
-	for _, d := range []string{cfg.Dir, filepath.Join(cfg.Dir, StepsDir), filepath.Join(cfg.Dir, LogsDir)} {
+	for _, d := range []string{cfg.Dir, filepath.Join(cfg.Dir, rundir.StepsDir), filepath.Join(cfg.Dir, rundir.LogsDir)} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return nil, fmt.Errorf("sweep directory: %w", err)
 		}
 	}
 	if !cfg.Resume {
-		if err := writeJSON(filepath.Join(cfg.Dir, PlanFile), plan); err != nil {
+		if err := rundir.WriteJSONFile(filepath.Join(cfg.Dir, rundir.SweepFile), plan); err != nil {
 			return nil, fmt.Errorf("sweep plan: %w", err)
 		}
 	}
@@ -244,7 +246,7 @@ func Run(ctx context.Context, cfg Config) (*Sweep, error) {
 	}
 	r := &runner{cfg: cfg, plan: plan, allowed: allowed}
 	err := r.run(ctx)
-	s, lerr := Load(cfg.Dir)
+	s, lerr := rundir.ReadSweep(cfg.Dir)
 	if lerr != nil {
 		return nil, errors.Join(err, lerr)
 	}
@@ -254,9 +256,9 @@ func Run(ctx context.Context, cfg Config) (*Sweep, error) {
 // NewPlan validates cfg (everything except Loader and Dir) and returns the
 // plan it describes, with defaults applied and this machine described. Bad
 // input gives a one-line error naming the problem.
-func NewPlan(cfg Config) (Plan, error) {
-	p := Plan{
-		Version: PlanVersion, Command: cfg.Command, Argv: cfg.Argv, Fixture: cfg.Fixture,
+func NewPlan(cfg Config) (rundir.SweepPlan, error) {
+	p := rundir.SweepPlan{
+		Version: rundir.SweepVersion, Command: cfg.Command, Argv: cfg.Argv, Fixture: cfg.Fixture,
 		URL: cfg.URL, Agent: cfg.Agent, AgentOptional: cfg.AgentOptional, Live: cfg.Live, Scenario: cfg.Scenario, Model: cfg.Model,
 		ConcurrencyLimit: cfg.ConcurrencyLimit,
 		Iterations:       cfg.Iterations, Pinned: !cfg.NoPin && !cfg.Live, TargetCPUs: cfg.TargetCPUs,
@@ -344,7 +346,7 @@ func checkHTTPURL(flag, s string) error {
 // runner carries one Run's state.
 type runner struct {
 	cfg     Config
-	plan    Plan
+	plan    rundir.SweepPlan
 	allowed []int
 	done    int
 	total   int
@@ -361,13 +363,13 @@ func (r *runner) emit(e Event) {
 // group is the steps one target process (or one live GOMAXPROCS setting) runs.
 type group struct {
 	gomaxprocs, iteration int
-	steps                 []StepKey
+	steps                 []rundir.StepKey
 	first                 int // plan index (0-based) of the group's first step
 }
 
 func (r *runner) groups() []group {
-	s := &Sweep{Plan: r.plan}
-	if loaded, err := Load(r.cfg.Dir); err == nil {
+	s := &rundir.Sweep{Plan: r.plan}
+	if loaded, err := rundir.ReadSweep(r.cfg.Dir); err == nil {
 		s = loaded
 	}
 	done := s.Done()
@@ -429,7 +431,7 @@ func (r *runner) runGroup(ctx context.Context, g group, agent *AgentClient) (err
 			pinned = list
 		}
 	}
-	logPath := filepath.Join(r.cfg.Dir, LogsDir, fmt.Sprintf("gomaxprocs-%03d_iter-%02d.log", g.gomaxprocs, g.iteration))
+	logPath := filepath.Join(r.cfg.Dir, rundir.LogsDir, fmt.Sprintf("gomaxprocs-%03d_iter-%02d.log", g.gomaxprocs, g.iteration))
 	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return fmt.Errorf("target log: %w", err)
@@ -470,7 +472,7 @@ func (r *runner) runGroup(ctx context.Context, g group, agent *AgentClient) (err
 func (r *runner) runLive(ctx context.Context, groups []group, agent *AgentClient) (err error) {
 	var p *Process
 	if strings.TrimSpace(r.plan.Command) != "" || len(r.plan.Argv) > 0 {
-		logFile, err := os.OpenFile(filepath.Join(r.cfg.Dir, LogsDir, "live.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		logFile, err := os.OpenFile(filepath.Join(r.cfg.Dir, rundir.LogsDir, "live.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 		if err != nil {
 			return fmt.Errorf("target log: %w", err)
 		}
@@ -539,7 +541,7 @@ func (r *runner) ladder(ctx context.Context, g group, p *Process, pinned string,
 		if err != nil {
 			return err
 		}
-		if err := writeJSON(filepath.Join(r.cfg.Dir, StepsDir, k.File()), st); err != nil {
+		if err := rundir.WriteJSONFile(filepath.Join(r.cfg.Dir, rundir.StepsDir, k.File()), st); err != nil {
 			return fmt.Errorf("sweep step: %w", err)
 		}
 		r.done++
@@ -548,7 +550,7 @@ func (r *runner) ladder(ctx context.Context, g group, p *Process, pinned string,
 	return nil
 }
 
-func (r *runner) step(ctx context.Context, g group, i int, k StepKey, p *Process, pinned string, agent *AgentClient) (*Step, error) {
+func (r *runner) step(ctx context.Context, g group, i int, k rundir.StepKey, p *Process, pinned string, agent *AgentClient) (*rundir.SweepStep, error) {
 	var before, after Usage
 	var usageErr error
 	var usageAt time.Time
@@ -556,7 +558,7 @@ func (r *runner) step(ctx context.Context, g group, i int, k StepKey, p *Process
 		before, usageErr = p.Usage()
 		usageAt = time.Now()
 	}
-	var figBefore *AgentFigures
+	var figBefore *rundir.AgentFigures
 	if agent != nil {
 		figBefore, _ = agent.Figures(ctx)
 	}
@@ -570,7 +572,7 @@ func (r *runner) step(ctx context.Context, g group, i int, k StepKey, p *Process
 	if m.Interrupted || ctx.Err() != nil {
 		return nil, context.Cause(ctx)
 	}
-	st := &Step{
+	st := &rundir.SweepStep{
 		StepKey: k, Pinned: pinned, Start: start, DurationS: m.Duration.Seconds(),
 		Sent: m.Sent, OK: m.OK, Errors: m.Errors, Timeouts: m.Timeouts, NotSent: m.NotSent, OKPerSec: m.OKPerSec,
 		AnsweredPerSec: m.AnsweredPerSec,
@@ -631,23 +633,10 @@ func sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// Machine describes the machine a sweep ran on.
-type Machine struct {
-	CPUs        int    `json:"cpus"`         // runtime.NumCPU
-	AllowedCPUs string `json:"allowed_cpus"` // this process's affinity, taskset list
-	CPUModel    string `json:"cpu_model,omitempty"`
-	Kernel      string `json:"kernel,omitempty"`
-	GOOS        string `json:"goos"`
-	GOARCH      string `json:"goarch"`
-	GoVersion   string `json:"go_version"` // the sweeping binary's
-	// LoadAverage is /proc/loadavg's first three fields at the start.
-	LoadAverage string `json:"load_average,omitempty"`
-}
-
 // DescribeMachine reads what it can about this machine; fields it cannot
 // read are left empty.
-func DescribeMachine() Machine {
-	m := Machine{CPUs: runtime.NumCPU(), AllowedCPUs: formatCPUList(AllowedCPUs()),
+func DescribeMachine() rundir.Machine {
+	m := rundir.Machine{CPUs: runtime.NumCPU(), AllowedCPUs: formatCPUList(AllowedCPUs()),
 		GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, GoVersion: runtime.Version()}
 	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
 		for _, line := range strings.Split(string(b), "\n") {

@@ -17,6 +17,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/schedscope/schedscope/collect/agent"
+	"github.com/schedscope/schedscope/internal/rundir"
 )
 
 // The test binary doubles as the target process: with SWEEP_TEST_TARGET set
@@ -274,7 +275,7 @@ func TestRunInterruptAndResume(t *testing.T) {
 		t.Fatalf("interrupted run kept %v steps, want 3", s)
 	}
 	// run order: GOMAXPROCS sorted ascending, rates ascending
-	want := []StepKey{{1, 1, 20}, {1, 1, 40}, {2, 1, 20}}
+	want := []rundir.StepKey{{GOMAXPROCS: 1, Iteration: 1, Rate: 20}, {GOMAXPROCS: 1, Iteration: 1, Rate: 40}, {GOMAXPROCS: 2, Iteration: 1, Rate: 20}}
 	for i, st := range s.Steps {
 		if st.StepKey != want[i] {
 			t.Errorf("step %d = %+v, want %+v", i, st.StepKey, want[i])
@@ -308,7 +309,7 @@ func TestRunInterruptAndResume(t *testing.T) {
 	if got := calls.Load() - before; got != 2 { // warm-up + the one step
 		t.Errorf("resume made %d Offer calls, want 2", got)
 	}
-	if _, err := os.Stat(filepath.Join(dir, LogsDir, "gomaxprocs-002_iter-01.log")); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, rundir.LogsDir, "gomaxprocs-002_iter-01.log")); err != nil {
 		t.Errorf("target log: %v", err)
 	}
 

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/schedscope/schedscope/internal/rundir"
 	"github.com/schedscope/schedscope/internal/sweep"
 )
 
@@ -19,7 +20,7 @@ func TestMapper(t *testing.T) {
 	if v.Elapsed != time.Second || v.LiveOKPerSec != 390 || v.Rate != 400 {
 		t.Fatalf("tick keeps the step and adds live figures: %+v", v)
 	}
-	step := &sweep.Step{StepKey: sweep.StepKey{GOMAXPROCS: 2, Iteration: 1, Rate: 400}, OKPerSec: 380, P50MS: 10, P99MS: 31.5, GeneratorBound: true, GeneratorNote: "not sent"}
+	step := &rundir.SweepStep{StepKey: rundir.StepKey{GOMAXPROCS: 2, Iteration: 1, Rate: 400}, OKPerSec: 380, P50MS: 10, P99MS: 31.5, GeneratorBound: true, GeneratorNote: "not sent"}
 	v = m.Map(sweep.Event{Kind: sweep.EventStep, Index: 3, Total: 8, Done: 3, Step: step})
 	if v.Row == nil || v.Row.P99 != 31500*time.Microsecond || v.Row.Note != "generator-bound: not sent" || v.Done != 3 {
 		t.Fatalf("step row: %+v", v.Row)

@@ -18,11 +18,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/schedscope/schedscope/internal/collect"
 	"github.com/schedscope/schedscope/collect/agent"
-	"github.com/schedscope/schedscope/internal/fixtures/fixtureagent"
 	"github.com/schedscope/schedscope/collect/load"
+	"github.com/schedscope/schedscope/internal/collect"
+	"github.com/schedscope/schedscope/internal/derive"
 	"github.com/schedscope/schedscope/internal/fixtures"
+	"github.com/schedscope/schedscope/internal/fixtures/fixtureagent"
 	"github.com/schedscope/schedscope/internal/tui"
 )
 
@@ -250,6 +251,11 @@ func (t *Tour) runModel(ctx context.Context, model fixtures.Model, live func(col
 	t.mu.Unlock()
 	if o == nil {
 		return nil, "", fmt.Errorf("%s run: %w", model, err)
+	}
+	fin, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+	defer cancel()
+	if _, derr := derive.Dir(fin, o.Dir); derr != nil {
+		err = errors.Join(err, derr)
 	}
 	if err != nil {
 		return o.Result, o.Dir, fmt.Errorf("%s run: %w", model, err)

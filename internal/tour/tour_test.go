@@ -8,9 +8,10 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/schedscope/schedscope/internal/collect"
 	"github.com/schedscope/schedscope/collect/load"
+	"github.com/schedscope/schedscope/internal/collect"
 	"github.com/schedscope/schedscope/internal/fixtures"
+	"github.com/schedscope/schedscope/internal/rundir"
 	"github.com/schedscope/schedscope/internal/tui"
 )
 
@@ -42,7 +43,7 @@ func TestTour(t *testing.T) {
 		t.Fatalf("stopped=%v dirs=%v, want two complete runs", out.Stopped, out.RunDirs)
 	}
 	for _, d := range out.RunDirs {
-		if _, err := os.Stat(filepath.Join(d, collect.ManifestFile)); err != nil {
+		if _, err := os.Stat(filepath.Join(d, rundir.ManifestFile)); err != nil {
 			t.Errorf("run directory %s: %v", d, err)
 		}
 	}
@@ -109,8 +110,8 @@ func TestFrameFromLive(t *testing.T) {
 	l := collect.Live{At: 10 * time.Second,
 		Load: load.Progress{Name: "step 3", Kind: load.Steady, Phase: 5, Phases: 7, OfferedRate: 1500, Elapsed: 2 * time.Second,
 			OK: 1800, IntervalP50: 900 * time.Millisecond, IntervalP99: 1500 * time.Millisecond},
-		Target: collect.TargetPoint{HasAgent: true, Goroutines: 1500, GOMAXPROCS: 2,
-			Pools: []collect.PoolPoint{{Name: "workers", Size: 200, InUse: 200, Waiting: 900, Saturated: true}, {Name: "db", Size: 0}}},
+		Target: rundir.TargetPoint{HasAgent: true, Goroutines: 1500, GOMAXPROCS: 2,
+			Pools: []rundir.PoolPoint{{Name: "workers", Size: 200, InUse: 200, Waiting: 900, Saturated: true}, {Name: "db", Size: 0}}},
 	}
 	f := FrameFromLive(cfg, fixtures.ModelPool, 0, 5*time.Second, l)
 	if f.Phase.RunElapsed != 15*time.Second || f.Runtime == nil || len(f.Pools) != 1 {

@@ -1,4 +1,4 @@
-package collect
+package target
 
 import (
 	"math"
@@ -31,7 +31,7 @@ func TestPoolCapacity(t *testing.T) {
 		{name: "nothing acquired", p0: agent.PoolStats{Size: 4, InUse: 4}, p1: agent.PoolStats{Size: 4, InUse: 4}, dt: 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			hold, perS := poolCapacity(tc.p0, tc.p1, tc.dt)
+			hold, perS := PoolCapacity(tc.p0, tc.p1, tc.dt)
 			if math.Abs(hold-tc.hold) > 1e-6 || math.Abs(perS-tc.perS) > 1e-6 {
 				t.Fatalf("got hold %.3f ms, %.3f/s; want %.3f ms, %.3f/s", hold, perS, tc.hold, tc.perS)
 			}

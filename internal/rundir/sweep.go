@@ -1,4 +1,4 @@
-package sweep
+package rundir
 
 import (
 	"encoding/json"
@@ -14,8 +14,8 @@ import (
 
 // The files of a sweep directory.
 const (
-	// PlanFile is the sweep's plan and the machine it ran on, written first.
-	PlanFile = "sweep.json"
+	// SweepFile is the sweep's plan and the machine it ran on, written first.
+	SweepFile = "sweep.json"
 	// StepsDir holds one JSON file per finished step, written when the step
 	// ends (to a temporary name, then renamed), so an interrupted sweep keeps
 	// every finished step.
@@ -24,12 +24,12 @@ const (
 	LogsDir = "logs"
 )
 
-// PlanVersion is the version of the sweep directory format.
-const PlanVersion = 1
+// SweepVersion is the version of the sweep directory format.
+const SweepVersion = 1
 
-// Plan is what a sweep measures and how; it is written to sweep.json before
+// SweepPlan is what a sweep measures and how; it is written to sweep.json before
 // any load is sent and is authoritative when a sweep is resumed.
-type Plan struct {
+type SweepPlan struct {
 	Version int `json:"version"`
 	// Command is the target's shell command line ("" with Argv or --live
 	// on a running target).
@@ -70,16 +70,16 @@ type Plan struct {
 }
 
 // Warmup, Duration and Pause return the plan's durations.
-func (p *Plan) Warmup() time.Duration   { return seconds(p.WarmupS) }
-func (p *Plan) Duration() time.Duration { return seconds(p.DurationS) }
-func (p *Plan) Pause() time.Duration    { return seconds(p.PauseS) }
+func (p *SweepPlan) Warmup() time.Duration   { return seconds(p.WarmupS) }
+func (p *SweepPlan) Duration() time.Duration { return seconds(p.DurationS) }
+func (p *SweepPlan) Pause() time.Duration    { return seconds(p.PauseS) }
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
 // Steps returns every step of the plan in run order: iterations outermost,
 // then GOMAXPROCS, then rates, so each GOMAXPROCS value sees the machine at
 // every stage of the sweep.
-func (p *Plan) Steps() []StepKey {
+func (p *SweepPlan) Steps() []StepKey {
 	var keys []StepKey
 	for it := 1; it <= p.Iterations; it++ {
 		for _, g := range p.GOMAXPROCS {
@@ -103,9 +103,9 @@ func (k StepKey) File() string {
 	return fmt.Sprintf("gomaxprocs-%03d_iter-%02d_rate-%g.json", k.GOMAXPROCS, k.Iteration, k.Rate)
 }
 
-// Step is one finished step: what the load generator measured at one offered
+// SweepStep is one finished step: what the load generator measured at one offered
 // rate, and what the target used meanwhile.
-type Step struct {
+type SweepStep struct {
 	StepKey
 	// TargetPID is the target process; Pinned its taskset list ("" unpinned).
 	TargetPID int       `json:"target_pid,omitempty"`
@@ -177,8 +177,8 @@ type AgentFigures struct {
 // Sweep is a loaded sweep directory.
 type Sweep struct {
 	Dir   string
-	Plan  Plan
-	Steps []Step // in the plan's order; missing steps are absent
+	Plan  SweepPlan
+	Steps []SweepStep // in the plan's order; missing steps are absent
 }
 
 // Done returns the set of steps already in s.
@@ -202,23 +202,23 @@ func (s *Sweep) Remaining() []StepKey {
 	return out
 }
 
-// Load reads a sweep directory: its plan and every finished step. It returns
+// ReadSweep reads a sweep directory: its plan and every finished step. It returns
 // an error naming the file when the plan is missing or a file is corrupt.
-func Load(dir string) (*Sweep, error) {
+func ReadSweep(dir string) (*Sweep, error) {
 	var s Sweep
 	s.Dir = dir
-	b, err := os.ReadFile(filepath.Join(dir, PlanFile))
+	b, err := os.ReadFile(filepath.Join(dir, SweepFile))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("%s: not a sweep directory (no %s)", dir, PlanFile)
+			return nil, fmt.Errorf("%s: not a sweep directory (no %s)", dir, SweepFile)
 		}
 		return nil, fmt.Errorf("sweep plan: %w", err)
 	}
 	if err := json.Unmarshal(b, &s.Plan); err != nil {
-		return nil, fmt.Errorf("sweep plan %s: %w", filepath.Join(dir, PlanFile), err)
+		return nil, fmt.Errorf("sweep plan %s: %w", filepath.Join(dir, SweepFile), err)
 	}
-	if s.Plan.Version != PlanVersion {
-		return nil, fmt.Errorf("sweep plan %s: version %d, this schedscope reads %d", filepath.Join(dir, PlanFile), s.Plan.Version, PlanVersion)
+	if s.Plan.Version != SweepVersion {
+		return nil, fmt.Errorf("sweep plan %s: version %d, this schedscope reads %d", filepath.Join(dir, SweepFile), s.Plan.Version, SweepVersion)
 	}
 	entries, err := os.ReadDir(filepath.Join(dir, StepsDir))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -237,7 +237,7 @@ func Load(dir string) (*Sweep, error) {
 		if err != nil {
 			return nil, fmt.Errorf("sweep step: %w", err)
 		}
-		var st Step
+		var st SweepStep
 		if err := json.Unmarshal(b, &st); err != nil {
 			return nil, fmt.Errorf("sweep step %s: %w", path, err)
 		}
@@ -254,9 +254,9 @@ func Load(dir string) (*Sweep, error) {
 	return &s, nil
 }
 
-// writeJSON writes v to path atomically: a temporary file in the same
+// WriteJSONFile writes v to path atomically: a temporary file in the same
 // directory, synced, then renamed over path.
-func writeJSON(path string, v any) error {
+func WriteJSONFile(path string, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)

@@ -1,4 +1,4 @@
-package collect
+package rundir
 
 import (
 	"bufio"
@@ -41,32 +41,37 @@ const (
 	StatusInterrupted = "interrupted"
 )
 
-// rundir writes a run directory. Every file is either appended as measured
+// Writer writes a run directory. Every file is either appended as measured
 // (metrics.jsonl, load.hlog, trace.out while it streams) or written whole
 // through a temporary file and a rename, so a reader never sees half a JSON
 // document. Its methods are safe for concurrent use.
-type rundir struct {
+type Writer struct {
 	dir string
 
 	mu       sync.Mutex
 	manifest Manifest
 }
 
-// createRunDir creates dir (it must not exist, or be empty).
-func createRunDir(dir string) (*rundir, error) {
+// Create creates the run directory dir (it must not exist, or be empty)
+// and returns its Writer. Nothing is written until the first call.
+func Create(dir string) (*Writer, error) {
 	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
 		return nil, fmt.Errorf("run directory %s: exists and is not empty", dir)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("run directory %s: %w", dir, err)
 	}
-	return &rundir{dir: dir}, nil
+	return &Writer{dir: dir}, nil
 }
 
-func (d *rundir) path(name string) string { return filepath.Join(d.dir, name) }
+// Path returns the path of the file name inside the directory.
+func (d *Writer) Path(name string) string { return filepath.Join(d.dir, name) }
 
-// writeFile writes name whole: to a temporary file first, then renamed.
-func (d *rundir) writeFile(name string, write func(io.Writer) error) error {
+// Dir returns the directory.
+func (d *Writer) Dir() string { return d.dir }
+
+// WriteFile writes name whole: to a temporary file first, then renamed.
+func (d *Writer) WriteFile(name string, write func(io.Writer) error) error {
 	tmp, err := os.CreateTemp(d.dir, "."+name+".*")
 	if err != nil {
 		return fmt.Errorf("run directory: %w", err)
@@ -83,7 +88,7 @@ func (d *rundir) writeFile(name string, write func(io.Writer) error) error {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(tmp.Name(), d.path(name))
+		err = os.Rename(tmp.Name(), d.Path(name))
 	}
 	if err != nil {
 		os.Remove(tmp.Name())
@@ -92,67 +97,77 @@ func (d *rundir) writeFile(name string, write func(io.Writer) error) error {
 	return nil
 }
 
-// writeJSON writes v as indented JSON to name, whole.
-func (d *rundir) writeJSON(name string, v any) error {
-	return d.writeFile(name, func(w io.Writer) error {
+// WriteJSON writes v as indented JSON to name, whole.
+func (d *Writer) WriteJSON(name string, v any) error {
+	return d.WriteFile(name, func(w io.Writer) error {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(v)
 	})
 }
 
-// updateManifest applies change and rewrites manifest.json.
-func (d *rundir) updateManifest(change func(m *Manifest)) error {
+// UpdateManifest applies change and rewrites manifest.json.
+func (d *Writer) UpdateManifest(change func(m *Manifest)) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	change(&d.manifest)
 	sort.Slice(d.manifest.Files, func(i, j int) bool { return d.manifest.Files[i].Name < d.manifest.Files[j].Name })
-	return d.writeJSON(ManifestFile, d.manifest)
+	return d.WriteJSON(ManifestFile, d.manifest)
 }
 
-// recordFile adds (or replaces) a file's entry in the manifest.
-func (d *rundir) recordFile(name, what string) error {
-	var size int64
-	if fi, err := os.Stat(d.path(name)); err == nil {
-		size = fi.Size()
+// RecordFile adds (or replaces) a file's entry in the manifest, with its
+// size now.
+func (d *Writer) RecordFile(name, what string) error {
+	return d.record(FileEntry{Name: name, What: what})
+}
+
+// RecordProfile records a profile file with the span it covers.
+func (d *Writer) RecordProfile(name, what, window string) error {
+	return d.record(FileEntry{Name: name, What: what, Window: window})
+}
+
+func (d *Writer) record(e FileEntry) error {
+	if fi, err := os.Stat(d.Path(e.Name)); err == nil {
+		e.Bytes = fi.Size()
 	}
-	return d.updateManifest(func(m *Manifest) {
+	return d.UpdateManifest(func(m *Manifest) {
 		for i := range m.Files {
-			if m.Files[i].Name == name {
-				m.Files[i] = FileEntry{Name: name, What: what, Bytes: size}
+			if m.Files[i].Name == e.Name {
+				m.Files[i] = e
 				return
 			}
 		}
-		m.Files = append(m.Files, FileEntry{Name: name, What: what, Bytes: size})
+		m.Files = append(m.Files, e)
 	})
 }
 
-// missing records something the run could not collect, and why.
-func (d *rundir) missing(what string, err error) error {
-	return d.updateManifest(func(m *Manifest) {
+// RecordMissing records something the run could not collect, and why.
+func (d *Writer) RecordMissing(what string, err error) error {
+	return d.UpdateManifest(func(m *Manifest) {
 		m.Missing = append(m.Missing, Missing{What: what, Why: err.Error()})
 	})
 }
 
-// appender is a file written line by line as measured. Each line is
+// Appender is a file written line by line as measured. Each line is
 // written with one write call to an unbuffered file, so a killed run leaves
 // whole lines (the last may be cut only if the machine itself stopped).
-type appender struct {
+type Appender struct {
 	mu  sync.Mutex
 	f   *os.File
 	err error
 }
 
-func (d *rundir) createAppender(name string) (*appender, error) {
-	f, err := os.OpenFile(d.path(name), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+// CreateAppender creates name (truncating it) for appending.
+func (d *Writer) CreateAppender(name string) (*Appender, error) {
+	f, err := os.OpenFile(d.Path(name), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("run directory: %w", err)
 	}
-	return &appender{f: f}, nil
+	return &Appender{f: f}, nil
 }
 
 // Write appends p; after the first error every call returns it.
-func (a *appender) Write(p []byte) (int, error) {
+func (a *Appender) Write(p []byte) (int, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.err != nil {
@@ -165,8 +180,8 @@ func (a *appender) Write(p []byte) (int, error) {
 	return n, a.err
 }
 
-// line appends v as one JSON line.
-func (a *appender) line(v any) error {
+// Line appends v as one JSON line.
+func (a *Appender) Line(v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Errorf("encoding a line of %s: %w", a.f.Name(), err)
@@ -176,7 +191,7 @@ func (a *appender) line(v any) error {
 }
 
 // Close closes the file, returning the first error met.
-func (a *appender) Close() error {
+func (a *Appender) Close() error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	err := a.f.Close()
@@ -187,6 +202,28 @@ func (a *appender) Close() error {
 		return fmt.Errorf("closing %s: %w", a.f.Name(), err)
 	}
 	return nil
+}
+
+// Source names what a run could read inside the target.
+type Source string
+
+const (
+	// SourceAgent: schedscope's agent (collect/agent) answered.
+	SourceAgent Source = "agent"
+	// SourcePprof: only net/http/pprof answered; fewer figures.
+	SourcePprof Source = "pprof"
+	// SourceNone: nothing inside the target answered; load and /proc only.
+	SourceNone Source = "none"
+)
+
+// Manifest returns a copy of the manifest as last written.
+func (d *Writer) Manifest() Manifest {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	m := d.manifest
+	m.Files = append([]FileEntry(nil), m.Files...)
+	m.Missing = append([]Missing(nil), m.Missing...)
+	return m
 }
 
 // Manifest is manifest.json: what ran, where, when, and how it ended.
@@ -213,14 +250,17 @@ type Manifest struct {
 	// Reason says why a run was interrupted.
 	Status string `json:"status"`
 	Reason string `json:"reason,omitempty"`
+	// Trace says what trace.out holds; nil when no trace was captured.
+	Trace *TraceCapture `json:"trace,omitempty"`
 	// Files lists the files written so far, with what each holds.
 	Files []FileEntry `json:"files"`
 	// Missing lists what could not be collected, and why.
 	Missing []Missing `json:"missing,omitempty"`
 }
 
-// ManifestSchema is the version of the manifest's layout.
-const ManifestSchema = 1
+// ManifestSchema is the version of the manifest's layout: 2 added Trace
+// and FileEntry.Window, which derivation reads instead of the run's memory.
+const ManifestSchema = 2
 
 // ManifestConfig is the part of Config worth keeping with the results.
 type ManifestConfig struct {
@@ -235,14 +275,19 @@ type ManifestConfig struct {
 	PollEveryS   float64 `json:"poll_every_s"`
 }
 
-// Machine describes the machine the generator ran on.
+// Machine describes the machine a run or a sweep ran on.
 type Machine struct {
-	CPUs        int    `json:"cpus"`
+	CPUs int `json:"cpus"` // runtime.NumCPU
+	// AllowedCPUs is the measuring process's CPU affinity, as a taskset list.
+	AllowedCPUs string `json:"allowed_cpus,omitempty"`
 	CPUModel    string `json:"cpu_model,omitempty"`
 	Kernel      string `json:"kernel,omitempty"`
 	GOOS        string `json:"goos"`
 	GOARCH      string `json:"goarch"`
-	LoadAverage string `json:"load_average,omitempty"` // /proc/loadavg at the start
+	// GoVersion is the measuring binary's runtime.Version().
+	GoVersion string `json:"go_version,omitempty"`
+	// LoadAverage is /proc/loadavg's first three fields at the start.
+	LoadAverage string `json:"load_average,omitempty"`
 }
 
 // ProcessInfo describes the generator process.
@@ -270,7 +315,35 @@ type FileEntry struct {
 	Name  string `json:"name"`
 	What  string `json:"what"`
 	Bytes int64  `json:"bytes"`
+	// Window says what span a profile covers ("delta over the last steady
+	// phase", "at the end of the last steady phase", ...); empty for other
+	// files.
+	Window string `json:"window,omitempty"`
 }
+
+// TraceCapture describes the execution trace of a run (Manifest.Trace).
+type TraceCapture struct {
+	// Mode is TraceWindow or TraceFlightRecorder.
+	Mode TraceMode `json:"mode"`
+	// Reason says why it was taken when (the trace-at point, the
+	// condition that held, the end of the load).
+	Reason string `json:"reason"`
+	// StartS and EndS bound it on the load's clock (a flight-recorder
+	// snapshot ends at EndS; its start is approximate).
+	StartS float64 `json:"start_s"`
+	EndS   float64 `json:"end_s"`
+}
+
+// TraceMode is how a run's trace was captured.
+type TraceMode string
+
+const (
+	// TraceWindow: a window of /debug/pprof/trace (or the agent's) during
+	// the last steady phase.
+	TraceWindow TraceMode = "window"
+	// TraceFlightRecorder: a snapshot of the agent's flight recorder.
+	TraceFlightRecorder TraceMode = "flight-recorder"
+)
 
 // Missing is one thing a run could not collect.
 type Missing struct {

@@ -1,4 +1,4 @@
-package collect
+package derive
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/schedscope/schedscope/analyze"
 	"github.com/schedscope/schedscope/collect/load"
+	"github.com/schedscope/schedscope/internal/rundir"
 )
 
 // summaryTop is how many rows per profile summary.txt lists.
@@ -15,7 +16,7 @@ const summaryTop = 5
 
 // writeSummary renders summary.txt. Write errors surface when the buffer
 // is written to the file.
-func writeSummary(w io.Writer, m *Manifest, res *load.Result, an *Analysis) {
+func writeSummary(w io.Writer, m *rundir.Manifest, res *load.Result, an *rundir.Analysis) {
 	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
 	status := m.Status
 	if m.Reason != "" {
@@ -121,7 +122,7 @@ func writeSummary(w io.Writer, m *Manifest, res *load.Result, an *Analysis) {
 			}
 			p("\n")
 		}
-		p("== trace (%s)\n", TraceFile)
+		p("== trace (%s)\n", rundir.TraceFile)
 		switch {
 		case an.Trace != nil:
 			p("%s: %s\n", an.TraceCapture, an.TraceReason)
@@ -146,6 +147,9 @@ func writeSummary(w io.Writer, m *Manifest, res *load.Result, an *Analysis) {
 	}
 	p("== files\n")
 	for _, f := range m.Files {
+		if f.Name == rundir.SummaryFile {
+			continue // this file, written after its listing
+		}
 		p("%-18s %9d  %s\n", f.Name, f.Bytes, f.What)
 	}
 }

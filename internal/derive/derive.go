@@ -1,0 +1,148 @@
+// Package derive turns a run directory's raw files into its conclusions:
+// analysis.json (the trace analyzers' report, the profile summaries, each
+// steady phase's figures and the findings) and summary.txt. It reads only
+// files, so a run directory copied elsewhere derives the same bytes
+// (`schedscope analyze RUNDIR --rederive`), and `schedscope run` calls the
+// same Dir when its load ends.
+package derive
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/google/pprof/profile"
+
+	"github.com/schedscope/schedscope/analyze"
+	"github.com/schedscope/schedscope/internal/rundir"
+)
+
+// Derived is what Dir derived.
+type Derived struct {
+	Run      *rundir.Run
+	Analysis *rundir.Analysis
+	// Summary is summary.txt's text.
+	Summary string
+}
+
+// Dir derives analysis.json and summary.txt from the files of the run
+// directory dir, writes both (replacing earlier ones) and records them in
+// its manifest. A run cut short derives what its files hold. The error
+// joins every file that could not be written; what could be derived is
+// returned with it.
+func Dir(ctx context.Context, dir string) (*Derived, error) {
+	w, err := rundir.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	run, err := rundir.ReadRun(dir)
+	if err != nil {
+		return nil, err
+	}
+	an := Analyze(ctx, run)
+	var errs []error
+	if err := w.WriteJSON(rundir.AnalysisFile, an); err != nil {
+		errs = append(errs, err)
+	} else if err := w.RecordFile(rundir.AnalysisFile, "trace analysis, profile summaries, derived figures and findings"); err != nil {
+		errs = append(errs, err)
+	}
+	m := w.Manifest()
+	run.Manifest, run.Analysis = m, an
+	var sum bytes.Buffer
+	writeSummary(&sum, &m, run.Result, an)
+	if err := w.WriteFile(rundir.SummaryFile, func(wr io.Writer) error { _, err := wr.Write(sum.Bytes()); return err }); err != nil {
+		errs = append(errs, err)
+	} else if err := w.RecordFile(rundir.SummaryFile, "human summary"); err != nil {
+		errs = append(errs, err)
+	}
+	run.Manifest = w.Manifest()
+	return &Derived{Run: run, Analysis: an, Summary: sum.String()}, errors.Join(errs...)
+}
+
+// Analyze derives a run's analysis from its files: the profiles and trace
+// named in its manifest, metrics.jsonl and results.json. It writes nothing.
+func Analyze(ctx context.Context, run *rundir.Run) *rundir.Analysis {
+	an := &rundir.Analysis{Schema: rundir.AnalysisSchema}
+	an.Profiles = summarizeProfiles(run)
+	traceFindings := analyzeTrace(ctx, run, an)
+	an.Phases = derivePhases(run.Result, run.Lines)
+	an.Findings = append(findings(an.Phases, an.Profiles, run.Result), traceFindings...)
+	return an
+}
+
+// summarizeProfiles summarizes the profiles the manifest lists, in
+// EndProfiles order, then fgprof.
+func summarizeProfiles(run *rundir.Run) []rundir.ProfileSummary {
+	entries := map[string]rundir.FileEntry{}
+	for _, f := range run.Manifest.Files {
+		entries[f.Name] = f
+	}
+	var out []rundir.ProfileSummary
+	read := func(name string) (*profile.Profile, rundir.FileEntry, bool) {
+		e, ok := entries[rundir.ProfileFile(name)]
+		if !ok {
+			return nil, e, false
+		}
+		b, err := os.ReadFile(filepath.Join(run.Dir, e.Name))
+		if err != nil {
+			return nil, e, false
+		}
+		p, err := profile.ParseData(b)
+		return p, e, err == nil
+	}
+	for _, name := range rundir.EndProfiles() {
+		if name == "threadcreate" {
+			continue // its stacks are broken (golang/go#6104); only its count matters
+		}
+		p, e, ok := read(name)
+		if !ok {
+			continue
+		}
+		s := summarize(name, e.Name, e.Window, p, false)
+		if s.Total == 0 && (name == "block" || name == "mutex") {
+			s.Note = "empty: the target did not enable it (runtime.SetBlockProfileRate / SetMutexProfileFraction, or the agent's BlockProfileRate / MutexProfileFraction options)"
+		}
+		out = append(out, s)
+	}
+	if p, e, ok := read("fgprof"); ok {
+		out = append(out, summarize("fgprof", e.Name, e.Window, p, true))
+	}
+	return out
+}
+
+// analyzeTrace runs the analyzers on the run's trace.out and returns the
+// findings they support.
+func analyzeTrace(ctx context.Context, run *rundir.Run, an *rundir.Analysis) []rundir.Finding {
+	if t := run.Manifest.Trace; t != nil {
+		an.TraceCapture, an.TraceReason, an.TraceStartS, an.TraceEndS = string(t.Mode), t.Reason, t.StartS, t.EndS
+	}
+	path := filepath.Join(run.Dir, rundir.TraceFile)
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		an.TraceError = "no trace captured"
+		return nil
+	}
+	rep, err := analyze.AnalyzeFile(ctx, path, analyze.Options{})
+	an.Trace = rep
+	if err != nil {
+		an.TraceError = err.Error()
+	}
+	if rep == nil {
+		return nil
+	}
+	s := rep.Sched
+	out := []rundir.Finding{{Kind: rundir.KindSchedLatency,
+		Title:   fmt.Sprintf("scheduling latency p99 %s in the trace", fmtNs(s.PercentilesNs.P99)),
+		Detail:  fmt.Sprintf("%d Runnable->Running waits totalling %s over %s of trace (max %s)", s.Count, fmtNs(s.TotalNs), fmtNs(rep.DurationNs), fmtNs(s.PercentilesNs.Max)),
+		Numbers: map[string]float64{"p99_ns": float64(s.PercentilesNs.P99), "count": float64(s.Count)}}}
+	if n := len(rep.Pinned.Events); n > 0 || len(rep.Pinned.LockedGoroutines) > 0 {
+		out = append(out, rundir.Finding{Kind: rundir.KindPinned,
+			Title:  fmt.Sprintf("%d spans held an OS thread without running Go code for over %s", n+int(rep.Pinned.Dropped), fmtNs(rep.PinThreshNs)),
+			Detail: fmt.Sprintf("%d goroutines locked to their thread", len(rep.Pinned.LockedGoroutines))})
+	}
+	return out
+}

@@ -1,0 +1,291 @@
+package derive
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"time"
+
+	"github.com/schedscope/schedscope/collect/load"
+	"github.com/schedscope/schedscope/internal/rundir"
+	"github.com/schedscope/schedscope/internal/target"
+)
+
+// Thresholds of the derived findings.
+const (
+	// SaturatedShareLimit: a pool saturated in at least this share of a
+	// phase's polls counts as saturated over the phase.
+	SaturatedShareLimit = 0.5
+	// TrackingRatio: 2xx/s at least this share of the offered rate tracks it.
+	TrackingRatio = load.TrackingRatio
+)
+
+// derivePhases computes each steady phase's figures from the polls.
+func derivePhases(res *load.Result, lines []rundir.MetricsLine) []rundir.PhaseFigures {
+	if res == nil {
+		return nil
+	}
+	var out []rundir.PhaseFigures
+	for _, ph := range res.Phases {
+		f := rundir.PhaseFigures{Name: ph.Name, StartS: ph.StartS, EndS: ph.EndS, OfferedRate: ph.OfferedRate, OKPerS: ph.OKPerS}
+		var idx []int
+		// The polls inside the phase's scheduling window: after it, requests
+		// still drain but the load no longer reports, so they would dilute
+		// the figures.
+		for i, l := range lines {
+			if l.T >= ph.StartS && l.T <= ph.EndS+0.05 {
+				idx = append(idx, i)
+			}
+		}
+		f.Polls = len(idx)
+		f.AchievedPerS = ph.OKPerS
+		if len(idx) >= 2 {
+			a, b := lines[idx[0]], lines[idx[len(idx)-1]]
+			if b.T > a.T {
+				f.AchievedPerS = float64(b.Load.OKTotal-a.Load.OKTotal) / (b.T - a.T)
+			}
+		}
+		f.Tracking = ph.OfferedRate == 0 || f.AchievedPerS >= TrackingRatio*ph.OfferedRate
+		pools := map[string]*poolAcc{}
+		for _, i := range idx {
+			tp := lines[i].Target
+			if tp.Threads > f.PeakThreads {
+				f.PeakThreads, f.PeakThreadsAtS = tp.Threads, lines[i].T
+			}
+			if tp.Goroutines > f.PeakGoroutines {
+				f.PeakGoroutines, f.PeakGoroutinesAtS = tp.Goroutines, lines[i].T
+			}
+			f.PeakRSSBytes = max(f.PeakRSSBytes, tp.RSSBytes)
+			f.SchedLatencyP99MS = max(f.SchedLatencyP99MS, tp.SchedLatencyP99MS)
+			if tp.GOMAXPROCS > 0 {
+				f.GOMAXPROCS = tp.GOMAXPROCS
+			}
+			for _, pp := range tp.Pools {
+				a := pools[pp.Name]
+				if a == nil {
+					a = &poolAcc{PoolFigures: rundir.PoolFigures{Name: pp.Name, Kind: pp.Kind, Size: pp.Size}}
+					pools[pp.Name] = a
+				}
+				a.add(pp)
+			}
+		}
+		f.CPUWithoutCaptures = phaseCPU(&f, lines, cleanRun(lines, idx))
+		if !f.CPUWithoutCaptures {
+			phaseCPU(&f, lines, idx)
+		}
+		// Hold times from the pools' own counters, first and last poll of the phase.
+		if len(idx) >= 2 {
+			first, last := lines[idx[0]].Agent, lines[idx[len(idx)-1]].Agent
+			if first != nil && last != nil {
+				for name, a := range pools {
+					p0, ok0 := first.Pools[name]
+					p1, ok1 := last.Pools[name]
+					if hold, ok := target.CountedHold(p0, p1); ok0 && ok1 && ok {
+						a.MeanHoldMS = hold * 1000
+						a.HoldFrom = rundir.HoldFromPool
+					}
+				}
+			}
+		}
+		names := make([]string, 0, len(pools))
+		for n := range pools {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			a := pools[n]
+			a.finish(f.AchievedPerS)
+			f.Pools = append(f.Pools, a.PoolFigures)
+		}
+		if !f.Tracking {
+			f.Ceiling = findCeiling(&f, &ph, res.CPUIncludesTarget)
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+type poolAcc struct {
+	rundir.PoolFigures
+	n, saturated   int
+	inUse, waiting float64
+}
+
+func (a *poolAcc) add(pp rundir.PoolPoint) {
+	a.n++
+	a.inUse += float64(pp.InUse)
+	a.MaxInUse = max(a.MaxInUse, pp.InUse)
+	if pp.Saturated {
+		a.saturated++
+	}
+	if pp.Waiting > 0 || pp.WaitingMean == 0 {
+		a.waiting += float64(pp.Waiting)
+	} else {
+		a.waiting += pp.WaitingMean
+	}
+	if pp.Size > 0 {
+		a.Size = pp.Size
+	}
+}
+
+func (a *poolAcc) finish(okPerS float64) {
+	if a.n == 0 {
+		return
+	}
+	a.MeanInUse = a.inUse / float64(a.n)
+	a.MeanWaiting = a.waiting / float64(a.n)
+	a.SaturatedShare = float64(a.saturated) / float64(a.n)
+	if a.HoldFrom == "" && okPerS > 0 && a.MeanInUse > 0 {
+		a.MeanHoldMS = 1000 * a.MeanInUse / okPerS
+		a.HoldFrom = rundir.HoldFromLittlesLaw
+	}
+	if a.Size > 0 && a.MeanHoldMS > 0 {
+		a.CapacityPerS = float64(a.Size) / (a.MeanHoldMS / 1000)
+	}
+}
+
+// findCeiling names what limited a phase that did not track its offered
+// rate: the saturated pool with the shortest hold (a pool whose members
+// wait on another saturated pool holds them longer, so the innermost one is
+// the limit), else the CPU when the target used nearly GOMAXPROCS cores,
+// else the generator when its verdicts say so.
+func findCeiling(f *rundir.PhaseFigures, ph *load.PhaseResult, cpuIncludesTarget bool) *rundir.Ceiling {
+	var best *rundir.PoolFigures
+	for i := range f.Pools {
+		p := &f.Pools[i]
+		if p.Size == 0 || p.SaturatedShare < SaturatedShareLimit {
+			continue
+		}
+		if best == nil || holdOrInf(p) < holdOrInf(best) {
+			best = p
+		}
+	}
+	if best != nil {
+		reason := fmt.Sprintf("pool %s (%s) was full (%d/%d in use) in %.0f%% of the polls while 2xx/s was %.0f of %.0f offered",
+			best.Name, best.Kind, best.MaxInUse, best.Size, 100*best.SaturatedShare, f.AchievedPerS, f.OfferedRate)
+		if best.CapacityPerS > 0 {
+			reason += fmt.Sprintf("; Little's law: %d / %.1f ms = %.0f req/s", best.Size, best.MeanHoldMS, best.CapacityPerS)
+		}
+		return &rundir.Ceiling{What: rundir.KindPool, Pool: best.Name, Reason: reason}
+	}
+	if f.GOMAXPROCS > 0 && f.CPUCores >= 0.9*float64(f.GOMAXPROCS) && !cpuIncludesTarget {
+		return &rundir.Ceiling{What: rundir.KindCPU, Reason: fmt.Sprintf("the target used %.2f cores of GOMAXPROCS %d and no pool was full", f.CPUCores, f.GOMAXPROCS)}
+	}
+	for _, v := range ph.VerdictDetails {
+		if v.Kind == load.GeneratorBound {
+			return &rundir.Ceiling{What: rundir.KindGenerator, Reason: "the load generator was the limit: " + v.Message}
+		}
+	}
+	return &rundir.Ceiling{What: rundir.KindUnknown, Reason: "no registered pool was full and the target's CPU was not near GOMAXPROCS; see the trace analysis"}
+}
+
+// phaseCPU sets the target's CPU figures from the first and last polls of
+// a phase that read it: /proc when two did, else the runtime's estimate
+// (which the runtime updates at each GC, so it is coarse over short phases).
+func phaseCPU(f *rundir.PhaseFigures, lines []rundir.MetricsLine, idx []int) bool {
+	span := func(has func(*rundir.MetricsLine) bool) (*rundir.MetricsLine, *rundir.MetricsLine, bool) {
+		var first, last *rundir.MetricsLine
+		n := 0
+		for _, i := range idx {
+			if has(&lines[i]) {
+				if n == 0 {
+					first = &lines[i]
+				}
+				last = &lines[i]
+				n++
+			}
+		}
+		return first, last, n >= 2 && last.Time.After(first.Time)
+	}
+	var cpu float64
+	first, last, ok := span(func(l *rundir.MetricsLine) bool { return l.Proc != nil })
+	if ok {
+		cpu = last.Proc.CPUSeconds - first.Proc.CPUSeconds
+		f.CPUFromProc = true
+	} else if first, last, ok = span(func(l *rundir.MetricsLine) bool { return l.Agent != nil && l.Agent.Values != nil }); ok {
+		cpu = target.GoCPU(last.Agent.Values) - target.GoCPU(first.Agent.Values)
+	} else {
+		return false
+	}
+	f.CPUCores = cpu / last.Time.Sub(first.Time).Seconds()
+	if n := last.Load.OKTotal - first.Load.OKTotal; n > 0 {
+		f.CPUUSPerReq = 1e6 * cpu / float64(n)
+	}
+	return true
+}
+
+// cleanRun returns the longest run of consecutive polls in idx taken while
+// nothing was captured, including the poll just before it (the run's
+// baseline: CPU is a difference between polls).
+func cleanRun(lines []rundir.MetricsLine, idx []int) []int {
+	var best, cur []int
+	for k, i := range idx {
+		if lines[i].Capture != "" {
+			cur = nil
+			continue
+		}
+		if cur == nil && k > 0 {
+			cur = append(cur, idx[k-1])
+		}
+		cur = append(cur, i)
+		if len(cur) > len(best) {
+			best = append(best[:0:0], cur...)
+		}
+	}
+	return best
+}
+
+func holdOrInf(p *rundir.PoolFigures) float64 {
+	if p.MeanHoldMS > 0 {
+		return p.MeanHoldMS
+	}
+	return math.Inf(1)
+}
+
+// findings draws the run's conclusions from the derived figures and the
+// profile summaries.
+func findings(phases []rundir.PhaseFigures, profiles []rundir.ProfileSummary, res *load.Result) []rundir.Finding {
+	var out []rundir.Finding
+	for _, f := range phases {
+		if c := f.Ceiling; c != nil {
+			title := fmt.Sprintf("%s: the ceiling was %s", f.Name, c.What)
+			if c.Pool != "" {
+				title = fmt.Sprintf("%s: the ceiling was pool %s", f.Name, c.Pool)
+			}
+			out = append(out, rundir.Finding{Kind: rundir.KindCeiling, Title: title, Detail: c.Reason,
+				Numbers: map[string]float64{"offered_rate": f.OfferedRate, "achieved_per_s": f.AchievedPerS}})
+		}
+		for _, p := range f.Pools {
+			if p.Size == 0 || p.SaturatedShare < SaturatedShareLimit {
+				continue
+			}
+			detail := fmt.Sprintf("%d/%d in use in %.0f%% of the polls, %.1f waiting on average", p.MaxInUse, p.Size, 100*p.SaturatedShare, p.MeanWaiting)
+			if p.CapacityPerS > 0 {
+				detail += fmt.Sprintf("; predicted capacity %.0f req/s (Little's law: %d / %.1f ms, hold from %s)", p.CapacityPerS, p.Size, p.MeanHoldMS, p.HoldFrom)
+			}
+			out = append(out, rundir.Finding{Kind: rundir.KindPoolSaturated, Title: fmt.Sprintf("%s: pool %s is saturated", f.Name, p.Name), Detail: detail,
+				Numbers: map[string]float64{"size": float64(p.Size), "mean_in_use": p.MeanInUse, "saturated_share": p.SaturatedShare,
+					"mean_waiting": p.MeanWaiting, "capacity_per_s": p.CapacityPerS, "mean_hold_ms": p.MeanHoldMS}})
+		}
+	}
+	for _, p := range profiles {
+		if (p.Name == "block" || p.Name == "mutex") && len(p.Top) > 0 {
+			t := p.Top[0]
+			out = append(out, rundir.Finding{Kind: rundir.KindContention, Title: fmt.Sprintf("top %s contention: %s", p.Name, t.Site),
+				Detail: fmt.Sprintf("%.0f%% of %s over the steady phase", 100*t.Share, p.SampleType)})
+		}
+	}
+	if res != nil {
+		for _, ph := range res.Phases {
+			for _, v := range ph.VerdictDetails {
+				if v.Kind == load.GeneratorBound {
+					out = append(out, rundir.Finding{Kind: rundir.KindGenerator, Title: ph.Name + ": the load generator was the limit", Detail: v.Message, Numbers: v.Numbers})
+				}
+			}
+		}
+	}
+	return out
+}
+
+// fmtNs renders nanoseconds with a unit.
+func fmtNs(ns int64) string { return time.Duration(ns).Round(time.Microsecond).String() }

@@ -1,0 +1,210 @@
+package rundir
+
+import (
+	"github.com/schedscope/schedscope/analyze"
+	"github.com/schedscope/schedscope/collect/load"
+)
+
+// Analysis is analysis.json: the trace analyzers' report on trace.out, the
+// blocking-profile summaries, and the figures derived from the timeline.
+type Analysis struct {
+	Schema int `json:"schema"` // AnalysisSchema
+	// Trace is the analyzers' report on trace.out; nil when no trace was
+	// captured or it could not be read (TraceError says why).
+	Trace      *analyze.Report `json:"trace,omitempty"`
+	TraceError string          `json:"trace_error,omitempty"`
+	// TraceCapture says what trace.out holds: "window", "flight-recorder"
+	// or "" (none); TraceStartS/TraceEndS bound it on the load's clock
+	// (a flight-recorder snapshot ends at TraceEndS; its start is approximate).
+	TraceCapture string  `json:"trace_capture,omitempty"`
+	TraceReason  string  `json:"trace_reason,omitempty"`
+	TraceStartS  float64 `json:"trace_start_s,omitempty"`
+	TraceEndS    float64 `json:"trace_end_s,omitempty"`
+	// Profiles summarizes block and mutex contention and fgprof's wall-clock
+	// stacks over the steady phase, and the goroutine profile at its end.
+	Profiles []ProfileSummary `json:"profiles"`
+	// Phases has the derived figures of each steady phase.
+	Phases []PhaseFigures `json:"phases"`
+	// Findings are the conclusions, most important first.
+	Findings []Finding `json:"findings"`
+}
+
+// AnalysisSchema is the version of analysis.json's layout: 2 typed the
+// finding kinds (KindSchedLatency and KindPinned were both "trace").
+const AnalysisSchema = 2
+
+// PhaseFigures are one steady phase's figures from metrics.jsonl and
+// results.json.
+type PhaseFigures struct {
+	Name        string  `json:"name"`
+	StartS      float64 `json:"start_s"`
+	EndS        float64 `json:"end_s"`
+	OfferedRate float64 `json:"offered_rate"`
+	OKPerS      float64 `json:"ok_per_s"`
+	// AchievedPerS is the rate at which 2xx responses arrived during the
+	// phase (whatever phase sent them), from the polls: unlike OKPerS
+	// (results.json, which credits a phase with its late stragglers) it
+	// shows the ceiling while a queue grows.
+	AchievedPerS float64 `json:"achieved_per_s"`
+	// Polls is how many polls fell in the phase.
+	Polls int `json:"polls"`
+	// CPUUSPerReq is the target's CPU time over the phase per 2xx response
+	// received in it, microseconds; CPUCores its mean CPU use. CPUFromProc says
+	// whether it came from /proc (else the runtime's estimate, no kernel time).
+	CPUUSPerReq float64 `json:"cpu_us_per_req"`
+	CPUCores    float64 `json:"cpu_cores"`
+	CPUFromProc bool    `json:"cpu_from_proc"`
+	// CPUWithoutCaptures: the CPU figures come from polls while the run
+	// captured nothing (no fgprof, no trace window); false when the phase
+	// had no such stretch of two polls, so they include the captures' cost.
+	CPUWithoutCaptures bool `json:"cpu_without_captures"`
+	GOMAXPROCS         int  `json:"gomaxprocs,omitempty"`
+	// Peaks over the phase's polls, with when they were seen (load clock).
+	PeakThreads       float64 `json:"peak_threads"`
+	PeakThreadsAtS    float64 `json:"peak_threads_at_s"`
+	PeakGoroutines    float64 `json:"peak_goroutines"`
+	PeakGoroutinesAtS float64 `json:"peak_goroutines_at_s"`
+	PeakRSSBytes      int64   `json:"peak_rss_bytes,omitempty"`
+	// SchedLatencyP99MS is the largest per-poll sampled sched-latency p99.
+	SchedLatencyP99MS float64       `json:"sched_latency_p99_ms_max"`
+	Pools             []PoolFigures `json:"pools,omitempty"`
+	// Tracking: 2xx/s followed the offered rate (>= 95 % of it).
+	Tracking bool `json:"tracking"`
+	// Ceiling names what limited the phase when it did not track.
+	Ceiling *Ceiling `json:"ceiling,omitempty"`
+}
+
+// PoolFigures are one pool's figures over a phase.
+type PoolFigures struct {
+	Name string `json:"name"`
+	Kind string `json:"kind"`
+	Size int    `json:"size"` // 0: unbounded
+	// MeanInUse and MaxInUse over the phase's polls.
+	MeanInUse float64 `json:"mean_in_use"`
+	MaxInUse  int     `json:"max_in_use"`
+	// SaturatedShare is the fraction of polls with InUse == Size.
+	SaturatedShare float64 `json:"saturated_share"`
+	// MeanWaiting is the mean number of callers waiting (polled, or from the
+	// wait-time rate when the pool cannot count waiters).
+	MeanWaiting float64 `json:"mean_waiting"`
+	// MeanHoldMS is the mean time a member is held per acquisition; HoldFrom
+	// says how it was measured: "pool" (the pool's own counters) or
+	// "littles-law" (mean in use / 2xx per second, assuming one acquisition
+	// per request).
+	MeanHoldMS float64  `json:"mean_hold_ms"`
+	HoldFrom   HoldFrom `json:"hold_from,omitempty"`
+	// CapacityPerS is the Little's-law capacity: Size / mean hold; 0 when
+	// unbounded or unknown.
+	CapacityPerS float64 `json:"capacity_per_s"`
+}
+
+// Ceiling is what limited a phase whose 2xx/s did not follow the offered rate.
+type Ceiling struct {
+	// What is KindPool, KindCPU, KindGenerator or KindUnknown; Pool names
+	// the pool.
+	What   Kind   `json:"what"`
+	Pool   string `json:"pool,omitempty"`
+	Reason string `json:"reason"`
+}
+
+// Finding is one conclusion of a run.
+type Finding struct {
+	Kind    Kind               `json:"kind"`
+	Title   string             `json:"title"`
+	Detail  string             `json:"detail"`
+	Numbers map[string]float64 `json:"numbers,omitempty"`
+}
+
+// ProfileSummary is the top of one profile, as analysis.json and
+// summary.txt list it.
+type ProfileSummary struct {
+	Name string `json:"name"` // block, mutex, fgprof, goroutine
+	File string `json:"file"` // in the run directory
+	// Window says what the profile covers ("delta over the steady phase",
+	// "instant at the end of the steady phase", ...).
+	Window string `json:"window"`
+	// SampleType is the value ranked ("delay/nanoseconds", "time/nanoseconds",
+	// "goroutine/count").
+	SampleType string  `json:"sample_type"`
+	Total      float64 `json:"total"`
+	// Top lists the biggest sites (block, mutex, goroutine: the first frame
+	// outside the runtime and sync packages) or stacks (fgprof), biggest first.
+	Top []ProfileSite `json:"top"`
+	// Note explains an empty or partial profile.
+	Note string `json:"note,omitempty"`
+}
+
+// ProfileSite is one site or stack of a profile.
+type ProfileSite struct {
+	// Site is "function file:line" of the frame the entry is grouped by.
+	Site string `json:"site"`
+	// Stack is the leaf-first stack of the biggest sample at this site,
+	// cut to 8 frames, as "function file:line".
+	Stack []string `json:"stack"`
+	Value float64  `json:"value"`
+	// Share is Value / Total.
+	Share float64 `json:"share"`
+	// Count is the first sample value (contentions, samples, goroutines) when
+	// the ranked value is another one.
+	Count float64 `json:"count,omitempty"`
+}
+
+// HoldFrom says how a pool's mean hold time was measured.
+type HoldFrom string
+
+const (
+	// HoldFromPool: the pool's own counters (hold time / acquisitions).
+	HoldFromPool HoldFrom = "pool"
+	// HoldFromLittlesLaw: mean in use / 2xx per second, assuming one
+	// acquisition per request.
+	HoldFromLittlesLaw HoldFrom = "littles-law"
+)
+
+// Kind classifies a conclusion: a finding in analysis.json, a ceiling, a
+// live note during a run, a verdict of the load generator or of a sweep's
+// capacity analysis. Every conclusion schedscope draws carries one of these
+// constants, so programs (the summary, the TUI, the CI gates) select on the
+// kind, never on the prose.
+type Kind string
+
+// Kinds of conclusion. The load generator's own verdict kinds (package
+// load, a public API of its own) are listed here under the same spelling.
+const (
+	// KindCeiling: a phase's 2xx/s stayed below its offered rate; the
+	// Ceiling (or the finding's numbers) says what limited it.
+	KindCeiling Kind = "ceiling"
+	// KindPool: the limit was a pool (Ceiling.What).
+	KindPool Kind = "pool"
+	// KindPoolSaturated: a bounded pool was full and callers queued.
+	KindPoolSaturated Kind = "pool-saturated"
+	// KindCPU: the target used about GOMAXPROCS cores.
+	KindCPU Kind = "cpu"
+	// KindGenerator: the load generator, not the target, was the limit.
+	KindGenerator = Kind(load.GeneratorBound)
+	// KindUnknown: a ceiling whose cause the run could not name.
+	KindUnknown Kind = "unknown"
+	// KindSchedLatency: the trace's scheduling latency.
+	KindSchedLatency Kind = "sched-latency"
+	// KindPinned: goroutines held OS threads without running Go code.
+	KindPinned Kind = "pinned"
+	// KindContention: the top site of the block or mutex profile.
+	KindContention Kind = "contention"
+	// KindQueueing: latency grew while throughput did not (live).
+	KindQueueing Kind = "queueing"
+	// KindPassed: a limit was not reached ("passes the pool's ceiling").
+	KindPassed Kind = "passed"
+	// KindTargetGone: the target stopped answering (live).
+	KindTargetGone Kind = "target-gone"
+	// KindSnapshotCondition: the run's --snapshot-when condition held (live).
+	KindSnapshotCondition Kind = "snapshot-condition"
+	// KindInfo: a neutral statement.
+	KindInfo Kind = "info"
+
+	// The load generator's verdicts (load.VerdictKind).
+	KindLittlesLaw    = Kind(load.LittlesLaw)
+	KindClosedCeiling = Kind(load.ClosedCeiling)
+	KindBelowCapacity = Kind(load.BelowCapacity)
+	KindOverCapacity  = Kind(load.OverCapacity)
+	KindUnreachable   = Kind(load.Unreachable)
+	KindErrors        = Kind(load.Errors)
+)
