@@ -5,11 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/schedscope/schedscope/analyze"
+	"github.com/schedscope/schedscope/internal/derive"
 	"github.com/schedscope/schedscope/internal/rundir"
 	"github.com/schedscope/schedscope/internal/tui"
 )
@@ -52,6 +55,7 @@ func runAnalyze(ctx context.Context, s *stdio, args []string) error {
 	top := fs.Int("top", 10, "rows per table in the text report")
 	progress := fs.Bool("progress", false, "print progress on stderr")
 	browse := fs.Bool("tui", false, "browse the analysis in a terminal UI (needs a trace file or run directory, and a terminal)")
+	rederive := fs.Bool("rederive", false, "with a run directory: derive analysis.json and summary.txt again from its files alone (the same bytes `schedscope run` wrote) and print the summary (--json: analysis.json)")
 	var fail conditionsFlag
 	fs.Var(&fail, "fail-on", "exit 4 when a condition holds, e.g. 'pinned>0' or 'sched.p99>5ms' (repeatable; metrics: "+strings.Join(analyze.ConditionMetrics(), ", ")+")")
 	if err := parseFlags(fs, args); err != nil {
@@ -64,6 +68,9 @@ func runAnalyze(ctx context.Context, s *stdio, args []string) error {
 		return usageErr("--pin-threshold must be positive, got %v", *pin)
 	}
 	path := fs.Arg(0)
+	if *rederive {
+		return rederiveRun(ctx, s, path, *asJSON)
+	}
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		p, err := rundir.FindTrace(path)
 		if err != nil {
@@ -145,4 +152,25 @@ func writeReport(s *stdio, rep *analyze.Report, asJSON bool, top int) error {
 		return fmt.Errorf("write report: %w", err)
 	}
 	return nil
+}
+
+// rederiveRun is `schedscope analyze --rederive RUNDIR`.
+func rederiveRun(ctx context.Context, s *stdio, dir string, asJSON bool) error {
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return usageErr("--rederive wants a run directory, got %q", dir)
+	}
+	d, err := derive.Dir(ctx, dir)
+	if d == nil {
+		return err
+	}
+	if asJSON {
+		b, rerr := os.ReadFile(filepath.Join(dir, rundir.AnalysisFile))
+		if rerr != nil {
+			return errors.Join(err, rerr)
+		}
+		_, werr := s.out.Write(b)
+		return errors.Join(err, werr)
+	}
+	_, werr := io.WriteString(s.out, d.Summary)
+	return errors.Join(err, werr)
 }

@@ -1,8 +1,6 @@
 package report
 
 import (
-	"bufio"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -10,21 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 
 	"github.com/schedscope/schedscope/collect/load"
-)
-
-// Files of a run directory that the run report reads (written by
-// `schedscope run`; see package collect). Only the fields below are read,
-// so the report keeps working when the run directory grows new ones.
-const (
-	runManifestFile = "manifest.json"
-	runResultsFile  = "results.json"
-	runMetricsFile  = "metrics.jsonl"
+	"github.com/schedscope/schedscope/internal/rundir"
 )
 
 // Plot file names of a run report.
@@ -36,76 +25,25 @@ const (
 // RunReport is a run directory's report, as rendered.
 type RunReport struct {
 	Dir      string
-	Manifest runManifest
+	Manifest rundir.Manifest
 	Result   *load.Result
-	Points   []runPoint
+	Points   []rundir.MetricsLine
 	// Files are the paths written, report first.
 	Files []string
-}
-
-type runManifest struct {
-	Config struct {
-		TargetURL string `json:"target_url"`
-		Command   string `json:"command"`
-	} `json:"config"`
-	Machine struct {
-		CPUs        int    `json:"cpus"`
-		CPUModel    string `json:"cpu_model"`
-		Kernel      string `json:"kernel"`
-		GOOS        string `json:"goos"`
-		GOARCH      string `json:"goarch"`
-		LoadAverage string `json:"load_average"`
-	} `json:"machine"`
-	Target struct {
-		Source     string `json:"source"`
-		GoVersion  string `json:"go_version"`
-		GOMAXPROCS int    `json:"gomaxprocs"`
-	} `json:"target"`
-	GoVersion string    `json:"go_version"`
-	Start     time.Time `json:"start"`
-	Status    string    `json:"status"`
-	Reason    string    `json:"reason"`
-}
-
-// runPoint is the part of one metrics.jsonl line the report plots.
-type runPoint struct {
-	T    float64 `json:"t_s"`
-	Load struct {
-		Kind   string  `json:"kind"`
-		OKPerS float64 `json:"ok_per_s"`
-		P50MS  float64 `json:"p50_ms"`
-		P99MS  float64 `json:"p99_ms"`
-	} `json:"load"`
-	Target struct {
-		Goroutines float64 `json:"goroutines"`
-		Runnable   float64 `json:"runnable"`
-		Threads    float64 `json:"threads"`
-	} `json:"target"`
 }
 
 // WriteRun reads the run directory dir and writes report.md, latency.png and
 // goroutines.png into outDir (dir itself when outDir is ""). A run without
 // metrics.jsonl gets the tables without the plots over time.
 func WriteRun(dir, outDir string) (*RunReport, error) {
-	r := &RunReport{Dir: dir}
-	if err := readJSONFile(filepath.Join(dir, runManifestFile), &r.Manifest); err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("%s: neither a sweep directory (sweep.json) nor a run directory (manifest.json)", dir)
+	run, err := rundir.ReadRun(dir)
+	if err != nil {
+		if _, serr := os.Stat(filepath.Join(dir, rundir.ManifestFile)); errors.Is(serr, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%s: neither a sweep directory (%s) nor a run directory (%s)", dir, rundir.SweepFile, rundir.ManifestFile)
 		}
 		return nil, err
 	}
-	r.Result = &load.Result{}
-	if err := readJSONFile(filepath.Join(dir, runResultsFile), r.Result); err != nil {
-		if !errors.Is(err, fs.ErrNotExist) {
-			return nil, err
-		}
-		r.Result = nil
-	}
-	points, err := readRunPoints(filepath.Join(dir, runMetricsFile))
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, err
-	}
-	r.Points = points
+	r := &RunReport{Dir: dir, Manifest: run.Manifest, Result: run.Result, Points: run.Lines}
 	if outDir == "" {
 		outDir = dir
 	}
@@ -154,7 +92,7 @@ func RenderRun(w io.Writer, r *RunReport, latencyPNG, goroutinesPNG string) erro
 	if m.Config.Command != "" {
 		md.f("| target | `%s` |\n", m.Config.Command)
 	}
-	md.f("| target runtime | %s, GOMAXPROCS %s, figures from %s |\n", orDash(m.Target.GoVersion), intOrDash(m.Target.GOMAXPROCS), orDash(m.Target.Source))
+	md.f("| target runtime | %s, GOMAXPROCS %s, figures from %s |\n", orDash(m.Target.GoVersion), intOrDash(m.Target.GOMAXPROCS), orDash(string(m.Target.Source)))
 	if res := r.Result; res != nil {
 		md.f("| load | %s model%s, client %s, at most %d in flight, timeout %gs |\n", res.Model, arrivals(res), res.Client, res.MaxInflight, res.TimeoutS)
 	}
@@ -216,7 +154,7 @@ func intOrDash(n int) string {
 	return fmt.Sprint(n)
 }
 
-func latencyOverTime(points []runPoint) *plot.Plot {
+func latencyOverTime(points []rundir.MetricsLine) *plot.Plot {
 	p := plot.New()
 	p.Title.Text = "latency over time"
 	p.X.Label.Text = "time (s)"
@@ -234,7 +172,7 @@ func latencyOverTime(points []runPoint) *plot.Plot {
 	return p
 }
 
-func goroutinesOverTime(points []runPoint) *plot.Plot {
+func goroutinesOverTime(points []rundir.MetricsLine) *plot.Plot {
 	p := plot.New()
 	p.Title.Text = "goroutines and OS threads over time"
 	p.X.Label.Text = "time (s)"
@@ -248,36 +186,4 @@ func goroutinesOverTime(points []runPoint) *plot.Plot {
 	addLines(p, []series{{"goroutines", g}, {"runnable", run}, {"OS threads", th}})
 	p.X.Min, p.Y.Min = 0, 0
 	return p
-}
-
-func readJSONFile(path string, v any) error {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return fmt.Errorf("run report: %w", err)
-	}
-	if err := json.Unmarshal(b, v); err != nil {
-		return fmt.Errorf("run report %s: %w", path, err)
-	}
-	return nil
-}
-
-// readRunPoints reads metrics.jsonl, keeping every good line before a
-// corrupt or truncated one (a run killed mid-write).
-func readRunPoints(path string) ([]runPoint, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("run report: %w", err)
-	}
-	defer f.Close()
-	var out []runPoint
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
-	for sc.Scan() {
-		var p runPoint
-		if err := json.Unmarshal(sc.Bytes(), &p); err != nil {
-			break
-		}
-		out = append(out, p)
-	}
-	return out, nil
 }

@@ -8,17 +8,18 @@ import (
 	"testing"
 
 	"github.com/schedscope/schedscope/collect/load"
+	"github.com/schedscope/schedscope/internal/rundir"
 )
 
 func TestWriteRun(t *testing.T) {
 	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, runManifestFile), map[string]any{
+	writeFile(t, filepath.Join(dir, rundir.ManifestFile), map[string]any{
 		"config":  map[string]any{"target_url": "http://127.0.0.1:9/sleep"},
 		"machine": map[string]any{"cpus": 2, "goos": "linux", "goarch": "amd64"},
 		"target":  map[string]any{"source": "agent", "gomaxprocs": 2, "go_version": "go1.26.8"},
 		"status":  "interrupted", "reason": "SIGINT",
 	})
-	writeFile(t, filepath.Join(dir, runResultsFile), load.Result{Model: "open", Arrivals: load.Uniform, Client: load.Lean, MaxInflight: 5000, TimeoutS: 10,
+	writeFile(t, filepath.Join(dir, rundir.ResultsFile), load.Result{Model: "open", Arrivals: load.Uniform, Client: load.Lean, MaxInflight: 5000, TimeoutS: 10,
 		Phases: []load.PhaseResult{{Name: "200 req/s", OfferedRate: 200, DurationS: 10, OKPerS: 158.2, NotSent: 3,
 			Latency:        load.Percentiles{P50: 900, P99: 2100, P999: 2200, Max: 2300},
 			Verdicts:       []string{"over-capacity: 2xx/s 158 of the offered 200 req/s"},
@@ -29,7 +30,7 @@ func TestWriteRun(t *testing.T) {
 			float64(i)/2, 50+40*i, 60+100*i, 20+i*2))
 	}
 	lines = append(lines, `{"t_s":10.5,"load":{"kind":`) // cut short by a kill
-	if err := os.WriteFile(filepath.Join(dir, runMetricsFile), []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, rundir.MetricsFile), []byte(strings.Join(lines, "\n")), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	r, err := WriteRun(dir, "")

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/schedscope/schedscope/internal/rundir"
+)
+
+// TestDemoRederive runs a small demo through the CLI, then rebuilds each of
+// its run directories' analysis.json and summary.txt with `analyze
+// --rederive`: the files must come out byte for byte as the run wrote them,
+// and the command must print the summary.
+func TestDemoRederive(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs two short load runs")
+	}
+	dir := t.TempDir()
+	code, stdout, errOut := runCLI(t, context.Background(), "demo", "--no-tui", "--workers", "10", "--sleep", "50ms",
+		"--rates", "100,300", "--duration", "1500ms", "--pause", "200ms", "--warmup", "300ms", "--dir", dir)
+	if code != 0 {
+		t.Fatalf("demo: exit %d: %s\n%s", code, errOut, stdout)
+	}
+	dirs, err := filepath.Glob(filepath.Join(dir, "demo-*"))
+	if err != nil || len(dirs) != 2 {
+		t.Fatalf("run directories: %v %v", dirs, err)
+	}
+	for _, d := range dirs {
+		names := []string{rundir.AnalysisFile, rundir.SummaryFile, rundir.ManifestFile}
+		before := map[string][]byte{}
+		for _, n := range names {
+			b, err := os.ReadFile(filepath.Join(d, n))
+			if err != nil {
+				t.Fatal(err)
+			}
+			before[n] = b
+		}
+		code, stdout, errOut := runCLI(t, context.Background(), "analyze", "--rederive", d)
+		if code != 0 {
+			t.Fatalf("analyze --rederive %s: exit %d: %s", d, code, errOut)
+		}
+		if stdout != string(before[rundir.SummaryFile]) {
+			t.Errorf("%s: analyze --rederive printed something else than summary.txt", d)
+		}
+		for _, n := range names {
+			b, err := os.ReadFile(filepath.Join(d, n))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(b, before[n]) {
+				t.Errorf("%s: %s rederived differs from what the run wrote", d, n)
+			}
+		}
+		if !strings.Contains(string(before[rundir.SummaryFile]), "== findings") {
+			t.Errorf("%s: summary without findings:\n%s", d, before[rundir.SummaryFile])
+		}
+	}
+	code, _, errOut = runCLI(t, context.Background(), "analyze", "--rederive", filepath.Join(dir, "nope"))
+	if code != 2 || strings.Count(errOut, "\n") != 1 {
+		t.Errorf("--rederive on a missing directory: exit %d, %q", code, errOut)
+	}
+}
