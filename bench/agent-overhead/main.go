@@ -34,9 +34,9 @@ import (
 	"time"
 
 	"github.com/schedscope/schedscope/collect/agent"
-	"github.com/schedscope/schedscope/internal/fixtures/fixtureagent"
 	"github.com/schedscope/schedscope/collect/load"
 	"github.com/schedscope/schedscope/internal/fixtures"
+	"github.com/schedscope/schedscope/internal/fixtures/fixtureagent"
 )
 
 func main() {

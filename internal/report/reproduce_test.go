@@ -14,10 +14,10 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/schedscope/schedscope/internal/capacity"
 	"github.com/schedscope/schedscope/collect/load"
-	"github.com/schedscope/schedscope/internal/sweep"
+	"github.com/schedscope/schedscope/internal/capacity"
 	"github.com/schedscope/schedscope/internal/fixtures"
+	"github.com/schedscope/schedscope/internal/sweep"
 )
 
 // The test binary doubles as the fixture server: a sweep starts it as a
