@@ -4,7 +4,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 )
@@ -43,45 +42,6 @@ func TestHistQuantilesWithinRelativeError(t *testing.T) {
 	h.Add(math.MaxInt64) // the top bucket must not overflow
 	if h.Quantile(1) != math.MaxInt64 {
 		t.Errorf("max sample quantile %d", h.Quantile(1))
-	}
-}
-
-func TestParseCondition(t *testing.T) {
-	r := &Report{}
-	r.Pinned.Events = []PinnedEvent{{Kind: "cgo"}, {Kind: "locked"}}
-	r.Sched.PercentilesNs.P99 = int64(6 * time.Millisecond)
-	r.Threads.Peak = 12
-	tests := []struct {
-		cond string
-		want bool
-		err  string
-	}{
-		{"pinned>0", true, ""},
-		{"pinned.cgo == 1", true, ""},
-		{"pinned.syscall>0", false, ""},
-		{"sched.p99 > 5ms", true, ""},
-		{"sched.p99<=5ms", false, ""},
-		{"threads.peak >= 12", true, ""},
-		{"locked != 0", false, ""},
-		{"bogus>1", false, "unknown metric"},
-		{"pinned>many", false, "neither a number nor a duration"},
-		{"pinned", false, "want `metric op number`"},
-	}
-	for _, tt := range tests {
-		c, err := ParseCondition(tt.cond)
-		if tt.err != "" {
-			if err == nil || !strings.Contains(err.Error(), tt.err) {
-				t.Errorf("%q: err %v, want %q", tt.cond, err, tt.err)
-			}
-			continue
-		}
-		if err != nil {
-			t.Errorf("%q: %v", tt.cond, err)
-			continue
-		}
-		if got, _ := c.Eval(r); got != tt.want {
-			t.Errorf("%q on the report: %v, want %v", tt.cond, got, tt.want)
-		}
 	}
 }
 

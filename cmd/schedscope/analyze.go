@@ -12,14 +12,15 @@ import (
 	"time"
 
 	"github.com/schedscope/schedscope/analyze"
+	"github.com/schedscope/schedscope/internal/cond"
 	"github.com/schedscope/schedscope/internal/derive"
 	"github.com/schedscope/schedscope/internal/rundir"
 	"github.com/schedscope/schedscope/internal/tui"
 )
 
 // conditionsFlag collects repeated --fail-on flags (each may hold several
-// conditions separated by commas).
-type conditionsFlag []analyze.Condition
+// conditions separated by commas) for the trace context.
+type conditionsFlag []cond.Condition
 
 func (c *conditionsFlag) String() string {
 	var s []string
@@ -30,16 +31,11 @@ func (c *conditionsFlag) String() string {
 }
 
 func (c *conditionsFlag) Set(v string) error {
-	for _, part := range strings.Split(v, ",") {
-		if strings.TrimSpace(part) == "" {
-			continue
-		}
-		cond, err := analyze.ParseCondition(part)
-		if err != nil {
-			return err
-		}
-		*c = append(*c, cond)
+	cs, err := cond.ParseList(v, cond.Trace)
+	if err != nil {
+		return err
 	}
+	*c = append(*c, cs...)
 	return nil
 }
 
@@ -49,6 +45,11 @@ func (c *conditionsFlag) Set(v string) error {
 // --fail-on condition held.
 func runAnalyze(ctx context.Context, s *stdio, args []string) error {
 	fs := newFlags("analyze", "analyze [flags] TRACE|RUNDIR|-", s.out)
+	help := fs.Usage
+	fs.Usage = func() {
+		help()
+		fmt.Fprintf(s.out, "\n--fail-on conditions: METRIC OP VALUE, OP one of > >= < <= == !=, METRIC one of:\n%s", cond.Help(cond.Trace))
+	}
 	asJSON := fs.Bool("json", false, "write the report as JSON (schema in docs/readme-analyze.md)")
 	pin := fs.Duration("pin-threshold", 20*time.Millisecond, "shortest span reported as a pinned OS thread (cgo call, syscall, blocked locked goroutine)")
 	sleep := fs.Duration("sleep", 0, "duration every time.Sleep requested, when the trace has no schedscope.sleep annotations")
@@ -57,7 +58,7 @@ func runAnalyze(ctx context.Context, s *stdio, args []string) error {
 	browse := fs.Bool("tui", false, "browse the analysis in a terminal UI (needs a trace file or run directory, and a terminal)")
 	rederive := fs.Bool("rederive", false, "with a run directory: derive analysis.json and summary.txt again from its files alone (the same bytes `schedscope run` wrote) and print the summary (--json: analysis.json)")
 	var fail conditionsFlag
-	fs.Var(&fail, "fail-on", "exit 4 when a condition holds, e.g. 'pinned>0' or 'sched.p99>5ms' (repeatable; metrics: "+strings.Join(analyze.ConditionMetrics(), ", ")+")")
+	fs.Var(&fail, "fail-on", "exit 4 when a condition holds, e.g. 'pinned>0' or 'sched.p99>5ms, lost.pct>0' (repeatable; metrics below)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -128,9 +129,10 @@ func runAnalyze(ctx context.Context, s *stdio, args []string) error {
 		return err // cancelled: the partial report is printed above
 	}
 	var held []string
+	src := cond.ReportSource(rep)
 	for _, c := range fail {
-		if ok, v := c.Eval(rep); ok {
-			held = append(held, fmt.Sprintf("%s (value %g)", c, v))
+		if v, ok, _ := c.Eval(src); ok {
+			held = append(held, c.Explain(v))
 		}
 	}
 	if len(held) > 0 {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/schedscope/schedscope/collect/load"
 	"github.com/schedscope/schedscope/internal/collect"
+	"github.com/schedscope/schedscope/internal/cond"
 	"github.com/schedscope/schedscope/internal/derive"
 	"github.com/schedscope/schedscope/internal/rundir"
 	"github.com/schedscope/schedscope/internal/tui"
@@ -41,7 +42,7 @@ func runRun(ctx context.Context, s *stdio, args []string) error {
 		fs.SetOutput(s.out)
 		fs.PrintDefaults()
 		fs.SetOutput(io.Discard)
-		fmt.Fprintf(s.out, "\n--snapshot-when conditions: METRIC OP VALUE, METRIC one of:\n  %s\n", strings.Join(collect.ConditionMetrics(), "\n  "))
+		fmt.Fprintf(s.out, "\n--snapshot-when conditions: METRIC OP VALUE, OP one of > >= < <= == !=, METRIC one of:\n%s", cond.Help(cond.Live))
 	}
 	var f runFlags
 	fs.StringVar(&f.agent, "agent", "", "base URL of schedscope's agent in the target (default: look for /debug/schedscope/, then /debug/pprof/, on the target's host)")
@@ -50,7 +51,7 @@ func runRun(ctx context.Context, s *stdio, args []string) error {
 	fs.StringVar(&f.out, "out", "", "run directory to create (default run-YYYYMMDD-HHMMSS)")
 	fs.StringVar(&f.traceAt, "trace-at", "50%", "where the trace window's middle falls in the last steady phase")
 	fs.DurationVar(&f.traceWindow, "trace-window", collect.DefaultTraceWindow, "length of the trace window")
-	fs.StringVar(&f.snapshotWhen, "snapshot-when", "", "instead of a trace window, a flight-recorder snapshot: 'end', or when a condition first holds, e.g. 'p99>500ms'")
+	fs.StringVar(&f.snapshotWhen, "snapshot-when", "", "instead of a trace window, a flight-recorder snapshot: 'end', or when a condition first holds, e.g. 'p99>500ms' or 'p99>500ms, not_sent>0' (metrics below)")
 	fs.IntVar(&f.pid, "pid", 0, "the target's process ID, when local: CPU and RSS from /proc")
 	fs.StringVar(&f.cmd, "cmd", "", "shell command that starts the target: started, waited for, measured from /proc and stopped by the run")
 	fs.StringVar(&f.cmdLog, "cmd-log", "", "file for the started target's stdout and stderr (default: discarded)")

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/google/pprof/profile"
@@ -322,8 +323,16 @@ func (st *runState) finishCaptures(ctx context.Context) {
 	st.takeProfiles(fin, rundir.EndProfiles(), &st.profEnd)
 	if st.r.cfg.SnapshotWhen != "" && st.traceCapture == "" {
 		reason := "end of the load"
-		if c := st.r.cond; c != nil {
-			reason = "end of the load: condition " + c.String() + " never held"
+		switch cs := st.r.snapshotWhen; len(cs) {
+		case 0:
+		case 1:
+			reason = "end of the load: condition " + cs[0].String() + " never held"
+		default:
+			names := make([]string, len(cs))
+			for i, c := range cs {
+				names[i] = c.String()
+			}
+			reason = "end of the load: none of the conditions " + strings.Join(names, ", ") + " held"
 		}
 		st.snapshot(fin, reason)
 	}

@@ -24,6 +24,7 @@ import (
 
 	"github.com/schedscope/schedscope/collect/agent"
 	"github.com/schedscope/schedscope/collect/load"
+	"github.com/schedscope/schedscope/internal/cond"
 	"github.com/schedscope/schedscope/internal/rundir"
 	"github.com/schedscope/schedscope/internal/sweep"
 	"github.com/schedscope/schedscope/internal/target"
@@ -61,9 +62,10 @@ type Config struct {
 	// TraceWindow is the trace window's length. Zero means DefaultTraceWindow.
 	TraceWindow time.Duration
 	// SnapshotWhen, when set, replaces the trace window by a flight-recorder
-	// snapshot: "end" takes it when the load ends; a condition (see
-	// ParseCondition) takes it the first time the condition holds, or at the
-	// end if it never does.
+	// snapshot: "end" takes it when the load ends; conditions (package
+	// cond's language, cond.Live metrics, comma-separated: "p99>500ms" or
+	// "p99>500ms, not_sent>0") take it the first time one of them holds,
+	// or at the end if none ever does.
 	SnapshotWhen string
 
 	// PID is the target's process ID when it runs on this machine: its CPU
@@ -102,8 +104,9 @@ type Outcome struct {
 // Runner is one run. Create it with NewRunner, call Run once; Stop and
 // TraceNow may be called from other goroutines while Run runs.
 type Runner struct {
-	cfg  Config
-	cond *Condition
+	cfg Config
+	// snapshotWhen are SnapshotWhen's conditions; nil for "" and "end".
+	snapshotWhen []cond.Condition
 
 	mu        sync.Mutex
 	stop      context.CancelCauseFunc // set while Run runs
@@ -162,11 +165,11 @@ func NewRunner(cfg Config) (*Runner, error) {
 	case "", "end":
 		r.cfg.SnapshotWhen = w
 	default:
-		c, err := ParseCondition(w)
+		cs, err := cond.ParseList(w, cond.Live)
 		if err != nil {
 			return nil, fmt.Errorf("run: snapshot-when: %w", err)
 		}
-		r.cond = &c
+		r.cfg.SnapshotWhen, r.snapshotWhen = w, cs
 	}
 	return r, nil
 }
@@ -572,10 +575,10 @@ func (st *runState) liveLocked() Live {
 	return l
 }
 
-// emit hands l to the Live callback and checks the snapshot condition.
+// emit hands l to the Live callback and checks the snapshot conditions.
 // Calls are serialized.
 func (st *runState) emit(l Live) {
-	if c := st.r.cond; c != nil && c.Holds(&l) {
+	if c, ok := firstHeld(st.r.snapshotWhen, LiveSource(&l)); ok {
 		st.mu.Lock()
 		first := !st.condHeld
 		st.condHeld = true

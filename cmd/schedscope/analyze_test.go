@@ -1,0 +1,77 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+)
+
+const cgoTrace = "../../analyze/testdata/go1.26/cgo.trace"
+
+// A bad --fail-on is a usage error, one line that says what to write.
+func TestAnalyzeBadFailOn(t *testing.T) {
+	for _, tc := range []struct {
+		cond string
+		want string
+	}{
+		{"pinned>>0", `condition "pinned>>0": more than one operator`},
+		{"sched.p99>5", `condition "sched.p99>5": sched.p99 is a duration: write a unit: 5ms`},
+		{"sched-p99>5ms", `metric "sched-p99" is now spelled "sched.p99"`},
+		{"pinned>5ms", `pinned is a count, not a duration`},
+		{"pinned>NaN", `value "NaN" is not a finite number`},
+		{"p99>5ms", `metric "p99" is not available in a trace, only in a live run`},
+		{"pinned>0,bogus>1", `unknown metric "bogus" (a trace has: creation.p99, `},
+	} {
+		code, _, errOut := runCLI(t, context.Background(), "analyze", "--fail-on", tc.cond, cgoTrace)
+		if code != 2 || !strings.Contains(errOut, tc.want) || strings.Count(errOut, "\n") != 1 {
+			t.Errorf("--fail-on %q: exit %d, stderr %q; want exit 2 and one line with %q", tc.cond, code, errOut, tc.want)
+		}
+	}
+}
+
+// A condition that holds exits 4 with one line naming each breach and its
+// figure in the metric's unit; one that does not exits 0.
+func TestAnalyzeFailOn(t *testing.T) {
+	code, out, errOut := runCLI(t, context.Background(), "analyze",
+		"--fail-on", "pinned>0, pinned.syscall>0", "--fail-on", "sched.p99>=0s", cgoTrace)
+	want := "schedscope analyze: --fail-on: pinned = 3 > 0; sched.p99 = "
+	if code != 4 || !strings.HasPrefix(errOut, want) || !strings.HasSuffix(errOut, " >= 0s\n") || strings.Count(errOut, "\n") != 1 {
+		t.Errorf("exit %d, stderr %q; want exit 4 and one line starting %q", code, errOut, want)
+	}
+	if !strings.Contains(out, "Scheduling latency") {
+		t.Errorf("the report was not printed before the verdict: %q", out)
+	}
+	if code, _, errOut := runCLI(t, context.Background(), "analyze", "--fail-on", "pinned>100,lost.pct>0%", cgoTrace); code != 0 {
+		t.Errorf("conditions that do not hold: exit %d, stderr %q", code, errOut)
+	}
+}
+
+// -h lists the metrics each command's conditions may use, with unit and doc.
+func TestConditionHelp(t *testing.T) {
+	for _, tc := range []struct {
+		args          []string
+		want, notWant []string
+	}{
+		{[]string{"analyze", "-h"},
+			[]string{"--fail-on conditions: METRIC OP VALUE", "  pinned.cgo ", "  lost.pct ", "percent", "exact from the trace"},
+			[]string{"not_sent", "ok_per_s"}},
+		{[]string{"run", "-h"},
+			[]string{"--snapshot-when conditions: METRIC OP VALUE", "  not_sent ", "  ok_per_s ", "per second", "sampled"},
+			[]string{"pinned", "lost.pct"}},
+	} {
+		code, out, _ := runCLI(t, context.Background(), tc.args...)
+		if code != 0 {
+			t.Errorf("%v: exit %d", tc.args, code)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%v: no %q in\n%s", tc.args, w, out)
+			}
+		}
+		for _, w := range tc.notWant {
+			if strings.Contains(out, w) {
+				t.Errorf("%v: lists %q, a metric of another context", tc.args, w)
+			}
+		}
+	}
+}
