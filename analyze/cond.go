@@ -11,9 +11,9 @@ import (
 // Condition is a `metric op number` test on a Report, for CI gates such as
 // `--fail-on 'pinned>0'`. Build one with ParseCondition.
 type Condition struct {
-	Metric string
-	Op     string // one of > >= < <= == !=
-	Value  float64
+	Metric string  // one of ConditionMetrics()
+	Op     string  // one of > >= < <= == !=
+	Value  float64 // in the metric's unit: nanoseconds for a duration
 	text   string
 }
 

@@ -1,69 +1,3 @@
-// Package agent is schedscope's in-target agent: an http.Handler a Go server
-// mounts on its own mux, like net/http/pprof, so that `schedscope run` can read
-// what the Go scheduler did while load was applied.
-//
-// Mount it with
-//
-//	a, err := agent.New(agent.Options{})
-//	if err != nil { ... }
-//	defer a.Close()
-//	a.Pools().Register("db", agent.DBPool(db))
-//	mux.Handle("/debug/schedscope/", http.StripPrefix("/debug/schedscope", a))
-//
-// and point `schedscope run --agent http://127.0.0.1:8080/debug/schedscope/` at it.
-//
-// # Flight recorder
-//
-// The agent can keep a runtime/trace.FlightRecorder: the execution trace of
-// the last seconds, in memory, for a snapshot when something goes wrong. By
-// default it is on demand: nothing runs until a client arms it with POST
-// /flightrecorder/arm?for=D (`schedscope run --snapshot-when` does, for the
-// run plus a minute), and it stops by itself when that period ends.
-// FlightRecorderOptions.AlwaysOn runs it from New to Close instead, and
-// FlightRecorderOptions.Disabled never runs it.
-//
-// The recorder is continuous execution tracing by the Go runtime, and it is
-// not free. On schedscope's fixture it cost 2 to 6 % more target CPU per
-// request (bench/agent-overhead, 1,000 req/s, 16 rounds each on a quiet
-// machine, medians of the per-round differences: +4.4 % for a handler that
-// sleeps 1 ms, +1.9 % for one that spends 100 us of CPU; +6.1 % and +5.7 %
-// in totals). An earlier, sequential run of 6 rounds measured +19 % for the
-// 1 ms sleep handler, on rounds too far apart to separate the effect from
-// the machine's drift. The agent without a recorder, and an on-demand one
-// not armed, cost nothing measurable. docs/readme-agent.md in the
-// repository has the runs.
-//
-// Endpoints, relative to the mount point:
-//
-//	GET  /                 index: Go version, endpoints, capabilities (JSON)
-//	GET  /metrics          runtime/metrics snapshot plus pool usage (JSON, see Snapshot)
-//	GET  /pools            pool usage only (JSON)
-//	GET  /trace?seconds=N  execution trace of the next N seconds            [token, capture]
-//	GET  /flightrecorder   flight-recorder snapshot of the last seconds     [token]
-//	POST /flightrecorder/arm?for=D  start an on-demand recorder for D (default
-//	                       10m, at most 24h; a no-op when it runs for good)  [token]
-//	GET  /profile/NAME     goroutine, block, mutex or threadcreate profile  [token]
-//	                       (pprof proto; ?debug=1|2 for the text forms)
-//	GET  /fgprof?seconds=N fgprof wall-clock profile (pprof proto)          [token, capture]
-//	POST /sleepprobe?goroutines=K&sleep=D&seconds=S
-//	                       K goroutines sleep D repeatedly for S seconds;
-//	                       overshoot distribution (JSON, see ProbeResult)   [token, capture]
-//	GET  /gomaxprocs       current GOMAXPROCS (JSON)                         [token]
-//	POST /gomaxprocs?n=N   set it (n=default restores the runtime default), only
-//	                       when Options.AllowSetGOMAXPROCS                    [token]
-//
-// Safe by default: only loopback clients are served unless Options.AllowRemote
-// is set (403 otherwise); endpoints marked [token] need "Authorization: Bearer
-// TOKEN" when Options.Token is set (401 otherwise); endpoints marked [capture]
-// run one at a time across the whole agent (429 while another runs; a
-// flight-recorder snapshot is instant and not a capture, but two at once get
-// 429 too, as the recorder writes one snapshot at a time); every
-// duration parameter is bounded by Options.MaxCapture (400 beyond it).
-//
-// The package needs only the standard library and github.com/felixge/fgprof,
-// and builds with Go 1.25 and later; metrics that exist only on newer releases
-// are read by name when the running runtime has them, and simply absent
-// otherwise.
 package agent
 
 import (
@@ -404,11 +338,11 @@ type Index struct {
 	FlightRecorder string    `json:"flight_recorder"` // "on", "off", FlightRecorderOnDemand, or why it is unavailable
 	// FlightRecorderUntil is when an armed on-demand recorder stops.
 	FlightRecorderUntil *time.Time `json:"flight_recorder_until,omitempty"`
-	TokenRequired       bool       `json:"token_required"`
+	TokenRequired       bool       `json:"token_required"` // Options.Token is set
 	SetGOMAXPROCS       bool       `json:"set_gomaxprocs"` // POST /gomaxprocs allowed
 	MaxCapture          string     `json:"max_capture"`    // bound on duration parameters
 	Pools               []string   `json:"pools"`          // registered pool names, sorted
-	Endpoints           []string   `json:"endpoints"`
+	Endpoints           []string   `json:"endpoints"`      // paths relative to the mount point
 }
 
 func (a *Agent) serveIndex(w http.ResponseWriter, r *http.Request) {
@@ -513,9 +447,9 @@ func (a *Agent) servePools(w http.ResponseWriter, r *http.Request) {
 
 // GOMAXPROCSState is the JSON document served by /gomaxprocs.
 type GOMAXPROCSState struct {
-	GOMAXPROCS int  `json:"gomaxprocs"`
-	NumCPU     int  `json:"num_cpu"`
-	Settable   bool `json:"settable"`
+	GOMAXPROCS int  `json:"gomaxprocs"`         // after a POST, the new value
+	NumCPU     int  `json:"num_cpu"`            // runtime.NumCPU()
+	Settable   bool `json:"settable"`           // Options.AllowSetGOMAXPROCS
 	Previous   int  `json:"previous,omitempty"` // set by POST: the value before
 }
 
