@@ -1,13 +1,3 @@
-// Package analyze reads Go execution traces and reports what the scheduler
-// did: scheduling latency (with totals equal to `go tool trace -pprof=...`),
-// time.Sleep wake-up overhead, goroutines pinning OS threads (locked
-// goroutines, long cgo calls and syscalls), the goroutine lifecycle,
-// threads, Ps, GC and blocking.
-//
-// Analysis streams: one pass over golang.org/x/exp/trace's Reader feeds
-// each accumulator's Event method, and Result builds the Report. Memory
-// grows with the number of live goroutines and distinct stacks, never with
-// the number of events.
 package analyze
 
 import (
@@ -76,10 +66,12 @@ var ErrNotTrace = errors.New("not a Go execution trace")
 // Analyze returns it together with the Report of everything before the
 // damage; Report.Loss holds the same figures.
 type TruncatedError struct {
-	Loss Loss
-	Err  error
+	Loss Loss  // how much of the input could not be used
+	Err  error // the parser's error where the damage began
 }
 
+// Error says how many generations were kept, how much of the input was
+// lost, and the parser's error.
 func (e *TruncatedError) Error() string {
 	if e.Loss.TotalBytes > 0 {
 		return fmt.Sprintf("trace damaged: kept %d complete generations up to byte %d of %d, lost %.1f%% of the bytes and the generation being read: %v",
@@ -88,6 +80,7 @@ func (e *TruncatedError) Error() string {
 	return fmt.Sprintf("trace damaged: kept %d complete generations up to byte %d, lost the rest: %v", e.Loss.Generations, e.Loss.ValidBytes, e.Err)
 }
 
+// Unwrap returns the parser's error, Err.
 func (e *TruncatedError) Unwrap() error { return e.Err }
 
 // countingReader counts bytes and reports progress.

@@ -205,14 +205,14 @@ type LockedGoroutine struct {
 // running Go code.
 type PinnedEvent struct {
 	Kind       string  `json:"kind"` // cgo, syscall or locked
-	GoID       int64   `json:"goid"`
+	GoID       int64   `json:"goid"` // the goroutine that held the thread
 	Func       string  `json:"func"` // the call site: first user frame
 	File       string  `json:"file"`
 	Line       int64   `json:"line"`
 	Target     string  `json:"target"` // the cgo function, syscall entry or block reason
 	StartNs    int64   `json:"start_ns"`
 	DurationNs int64   `json:"duration_ns"`
-	Thread     int64   `json:"thread"`
+	Thread     int64   `json:"thread"`    // the OS thread held
 	PLost      bool    `json:"p_lost"`    // the P was taken away (syscall/cgo) or released (locked)
 	Truncated  bool    `json:"truncated"` // began before the trace saw it, or still open at its end: longer than DurationNs
 	Stack      []Frame `json:"stack"`     // leaf first
@@ -227,11 +227,11 @@ type Frame struct {
 
 // GoroutineReport is the goroutine lifecycle.
 type GoroutineReport struct {
-	Created int64 `json:"created"` // created within the trace
-	Ended   int64 `json:"ended"`   // exited within the trace
-	Peak    int64 `json:"peak"`    // most alive at once
-	AtStart int64 `json:"at_start"`
-	AtEnd   int64 `json:"at_end"`
+	Created int64 `json:"created"`  // created within the trace
+	Ended   int64 `json:"ended"`    // exited within the trace
+	Peak    int64 `json:"peak"`     // most alive at once
+	AtStart int64 `json:"at_start"` // alive when the trace began
+	AtEnd   int64 `json:"at_end"`   // alive when it ended
 }
 
 // ThreadReport is OS threads (Ms).

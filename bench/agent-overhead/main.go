@@ -88,7 +88,9 @@ func serveFixture(ctx context.Context, addr string, withAgent, profiling, noFR, 
 	}
 	var fa *fixtureagent.FixtureAgent
 	if withAgent {
-		opts := agent.Options{Token: token, FlightRecorder: agent.FlightRecorderOptions{Disabled: noFR, OnDemand: onDemand}}
+		// The agent's default is on demand; the "agent" variant measures an
+		// always-on recorder, as it did when that was the default.
+		opts := agent.Options{Token: token, FlightRecorder: agent.FlightRecorderOptions{Disabled: noFR, AlwaysOn: !noFR && !onDemand}}
 		if profiling {
 			fa, err = fixtureagent.New(opts) // block and mutex profiling on
 		} else {

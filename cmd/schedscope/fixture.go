@@ -38,8 +38,8 @@ func runFixture(ctx context.Context, s *stdio, args []string) error {
 	var aopts agent.Options
 	fs.StringVar(&aopts.Token, "agent-token", "", "require this Bearer token for the agent's traces, profiles and GOMAXPROCS")
 	fs.BoolVar(&aopts.AllowSetGOMAXPROCS, "agent-set-gomaxprocs", false, "let the agent change GOMAXPROCS (schedscope sweep --live)")
-	fr := frMode("on")
-	fs.Var(&fr, "agent-flight-recorder", "the agent's execution-trace flight recorder: on (from the start), off, or on-demand (started by `schedscope run --snapshot-when`, which arms it)")
+	fr := frMode("on-demand")
+	fs.Var(&fr, "agent-flight-recorder", "the agent's execution-trace flight recorder: on-demand (off until armed: schedscope run --snapshot-when arms it), on (from the start; 2-6 % more target CPU per request on the fixture), or off")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -47,7 +47,7 @@ func runFixture(ctx context.Context, s *stdio, args []string) error {
 		return usageErr("unexpected argument %q (the only sub-command is 'downstream')", fs.Arg(0))
 	}
 	aopts.FlightRecorder.Disabled = fr == "off"
-	aopts.FlightRecorder.OnDemand = fr == "on-demand"
+	aopts.FlightRecorder.AlwaysOn = fr == "on"
 	m, err := fixtures.ParseModel(*model)
 	if err != nil {
 		return usageErr("--model: %v", err)
@@ -116,8 +116,9 @@ func drain(s *stdio, shutdown func(context.Context) error) error {
 	return nil
 }
 
-// frMode is --agent-flight-recorder: on, off or on-demand. It stays a
-// boolean flag too (--agent-flight-recorder=false, as before on-demand).
+// frMode is --agent-flight-recorder: on-demand (the default), on or off. It
+// stays a boolean flag too, as before on-demand existed:
+// --agent-flight-recorder alone means on, =false means off.
 type frMode string
 
 func (m *frMode) String() string   { return string(*m) }

@@ -1,48 +1,3 @@
-// Package agent is schedscope's in-target agent: an http.Handler a Go server
-// mounts on its own mux, like net/http/pprof, so that `schedscope run` can read
-// what the Go scheduler did while load was applied.
-//
-// Mount it with
-//
-//	a, err := agent.New(agent.Options{})
-//	if err != nil { ... }
-//	defer a.Close()
-//	a.Pools().Register("db", agent.DBPool(db))
-//	mux.Handle("/debug/schedscope/", http.StripPrefix("/debug/schedscope", a))
-//
-// and point `schedscope run --agent http://127.0.0.1:8080/debug/schedscope/` at it.
-//
-// Endpoints, relative to the mount point:
-//
-//	GET  /                 index: Go version, endpoints, capabilities (JSON)
-//	GET  /metrics          runtime/metrics snapshot plus pool usage (JSON, see Snapshot)
-//	GET  /pools            pool usage only (JSON)
-//	GET  /trace?seconds=N  execution trace of the next N seconds            [token, capture]
-//	GET  /flightrecorder   flight-recorder snapshot of the last seconds     [token]
-//	POST /flightrecorder/arm?for=D  start an on-demand recorder for D (default
-//	                       10m, at most 24h; a no-op when it runs for good)  [token]
-//	GET  /profile/NAME     goroutine, block, mutex or threadcreate profile  [token]
-//	                       (pprof proto; ?debug=1|2 for the text forms)
-//	GET  /fgprof?seconds=N fgprof wall-clock profile (pprof proto)          [token, capture]
-//	POST /sleepprobe?goroutines=K&sleep=D&seconds=S
-//	                       K goroutines sleep D repeatedly for S seconds;
-//	                       overshoot distribution (JSON, see ProbeResult)   [token, capture]
-//	GET  /gomaxprocs       current GOMAXPROCS (JSON)                         [token]
-//	POST /gomaxprocs?n=N   set it (n=default restores the runtime default), only
-//	                       when Options.AllowSetGOMAXPROCS                    [token]
-//
-// Safe by default: only loopback clients are served unless Options.AllowRemote
-// is set (403 otherwise); endpoints marked [token] need "Authorization: Bearer
-// TOKEN" when Options.Token is set (401 otherwise); endpoints marked [capture]
-// run one at a time across the whole agent (429 while another runs; a
-// flight-recorder snapshot is instant and not a capture, but two at once get
-// 429 too, as the recorder writes one snapshot at a time); every
-// duration parameter is bounded by Options.MaxCapture (400 beyond it).
-//
-// The package needs only the standard library and github.com/felixge/fgprof,
-// and builds with Go 1.25 and later; metrics that exist only on newer releases
-// are read by name when the running runtime has them, and simply absent
-// otherwise.
 package agent
 
 import (
@@ -65,9 +20,10 @@ import (
 // It changes when a JSON document's meaning changes.
 const Version = "1"
 
-// Options configures an Agent. The zero value is safe: loopback clients only,
-// no token, GOMAXPROCS read-only, the flight recorder on with the runtime's
-// default size and age, captures bounded at 60 s.
+// Options configures an Agent. The zero value is safe and cheap: loopback
+// clients only, no token, GOMAXPROCS read-only, the flight recorder on demand
+// (off until a client arms it) with the runtime's default size and age,
+// captures bounded at 60 s.
 type Options struct {
 	// Token, when not empty, is required as "Authorization: Bearer TOKEN" on
 	// the trace, profile, fgprof, sleep-probe and GOMAXPROCS endpoints.
@@ -81,7 +37,8 @@ type Options struct {
 	// default: then POST gets 403 and GOMAXPROCS is read-only.
 	AllowSetGOMAXPROCS bool
 
-	// FlightRecorder configures the flight recorder the agent starts in New.
+	// FlightRecorder configures the agent's flight recorder: on demand
+	// (the zero value), always on, or disabled.
 	FlightRecorder FlightRecorderOptions
 
 	// MaxCapture bounds every duration parameter (trace window, fgprof,
@@ -97,16 +54,29 @@ type Options struct {
 }
 
 // FlightRecorderOptions configures the agent's runtime/trace.FlightRecorder.
+//
+// The zero value is on demand: no recorder runs until a client arms one with
+// POST /flightrecorder/arm?for=D (as `schedscope run --snapshot-when` does),
+// and it stops by itself when that period ends. AlwaysOn runs it from New to
+// Close instead; Disabled never runs it.
 type FlightRecorderOptions struct {
-	// Disabled leaves the flight recorder off; /flightrecorder then answers 503.
+	// Disabled leaves the flight recorder off for good: arming it and
+	// /flightrecorder then answer 503. Trace windows (/trace) still work.
 	Disabled bool
-	// OnDemand starts the flight recorder only when a client arms it (POST
-	// /flightrecorder/arm?for=D, as `schedscope run --snapshot-when` does),
-	// and stops it when the armed period ends. The recorder is continuous
-	// execution tracing: on the fixture it costs a few percent of CPU per
-	// request (docs/readme-agent.md), which an agent that is mounted all the
-	// time but seldom used need not pay. Off by default: the recorder runs
-	// from New on.
+	// AlwaysOn starts the flight recorder in New and keeps it running until
+	// Close, so that a snapshot of the last seconds is there whenever
+	// something goes wrong. The recorder is continuous execution tracing and
+	// costs the target CPU on every request, 2 to 6 % per request on
+	// schedscope's fixture (see "Flight recorder" in the package
+	// documentation). Off by default. New rejects AlwaysOn together with
+	// Disabled or OnDemand.
+	AlwaysOn bool
+	// OnDemand asks for the default: the recorder starts only when a client
+	// arms it. New rejects it together with AlwaysOn.
+	//
+	// Deprecated: on demand is the zero value of FlightRecorderOptions, so
+	// OnDemand changes nothing; it is kept so that callers that set it
+	// still compile. Use AlwaysOn for a recorder that runs from New on.
 	OnDemand bool
 	// MinAge is how much recent history the recorder keeps (at least); zero
 	// means the runtime's default (about 10 s).
@@ -115,6 +85,9 @@ type FlightRecorderOptions struct {
 	// runtime's default (about 10 MiB).
 	MaxBytes uint64
 }
+
+// onDemand reports whether the recorder starts only when armed.
+func (o FlightRecorderOptions) onDemand() bool { return !o.Disabled && !o.AlwaysOn }
 
 // Agent serves the endpoints listed in the package documentation. It is safe
 // for concurrent use. Create it with New and stop it with Close.
@@ -146,10 +119,11 @@ const MaxArm = 24 * time.Hour
 // DefaultMaxCapture is the bound on duration parameters when Options.MaxCapture is zero.
 const DefaultMaxCapture = 60 * time.Second
 
-// New returns an Agent and starts its flight recorder, unless disabled. A
-// flight recorder that cannot start (only one may run per process) does not
-// make New fail: the index endpoint reports why, and /flightrecorder answers
-// 503. New returns an error only for invalid options.
+// New returns an Agent. With FlightRecorderOptions.AlwaysOn it starts the
+// flight recorder too; by default the recorder waits to be armed. A flight
+// recorder that cannot start (only one may run per process) does not make
+// New fail: the index endpoint reports why, and /flightrecorder answers 503.
+// New returns an error only for invalid options.
 func New(opts Options) (*Agent, error) {
 	if opts.MaxCapture < 0 {
 		return nil, fmt.Errorf("agent options: negative MaxCapture %v", opts.MaxCapture)
@@ -159,6 +133,9 @@ func New(opts Options) (*Agent, error) {
 	}
 	if opts.FlightRecorder.MinAge < 0 {
 		return nil, fmt.Errorf("agent options: negative flight recorder MinAge %v", opts.FlightRecorder.MinAge)
+	}
+	if fro := opts.FlightRecorder; fro.AlwaysOn && (fro.Disabled || fro.OnDemand) {
+		return nil, errors.New("agent options: flight recorder AlwaysOn together with Disabled or OnDemand")
 	}
 	if opts.BlockProfileRate < 0 || opts.MutexProfileFraction < 0 {
 		return nil, errors.New("agent options: negative block profile rate or mutex profile fraction")
@@ -175,7 +152,7 @@ func New(opts Options) (*Agent, error) {
 	if opts.MutexProfileFraction > 0 {
 		runtime.SetMutexProfileFraction(opts.MutexProfileFraction)
 	}
-	if !opts.FlightRecorder.Disabled && !opts.FlightRecorder.OnDemand {
+	if opts.FlightRecorder.AlwaysOn {
 		a.frMu.Lock()
 		a.startRecorderLocked()
 		a.frMu.Unlock()
@@ -361,11 +338,11 @@ type Index struct {
 	FlightRecorder string    `json:"flight_recorder"` // "on", "off", FlightRecorderOnDemand, or why it is unavailable
 	// FlightRecorderUntil is when an armed on-demand recorder stops.
 	FlightRecorderUntil *time.Time `json:"flight_recorder_until,omitempty"`
-	TokenRequired       bool       `json:"token_required"`
+	TokenRequired       bool       `json:"token_required"` // Options.Token is set
 	SetGOMAXPROCS       bool       `json:"set_gomaxprocs"` // POST /gomaxprocs allowed
 	MaxCapture          string     `json:"max_capture"`    // bound on duration parameters
 	Pools               []string   `json:"pools"`          // registered pool names, sorted
-	Endpoints           []string   `json:"endpoints"`
+	Endpoints           []string   `json:"endpoints"`      // paths relative to the mount point
 }
 
 func (a *Agent) serveIndex(w http.ResponseWriter, r *http.Request) {
@@ -395,7 +372,7 @@ func (a *Agent) flightRecorderState() string {
 		return "on"
 	case a.frErr != nil:
 		return a.frErr.Error()
-	case a.opts.FlightRecorder.OnDemand && !a.opts.FlightRecorder.Disabled:
+	case a.opts.FlightRecorder.onDemand():
 		return FlightRecorderOnDemand
 	default:
 		return "off"
@@ -433,7 +410,7 @@ func (a *Agent) serveArm(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusServiceUnavailable, "schedscope agent: flight recorder disabled in the agent's options")
 		return
 	}
-	if !fro.OnDemand {
+	if fro.AlwaysOn {
 		if state := a.flightRecorderState(); state != "on" {
 			httpError(w, http.StatusServiceUnavailable, "schedscope agent: %s", state)
 			return
@@ -470,9 +447,9 @@ func (a *Agent) servePools(w http.ResponseWriter, r *http.Request) {
 
 // GOMAXPROCSState is the JSON document served by /gomaxprocs.
 type GOMAXPROCSState struct {
-	GOMAXPROCS int  `json:"gomaxprocs"`
-	NumCPU     int  `json:"num_cpu"`
-	Settable   bool `json:"settable"`
+	GOMAXPROCS int  `json:"gomaxprocs"`         // after a POST, the new value
+	NumCPU     int  `json:"num_cpu"`            // runtime.NumCPU()
+	Settable   bool `json:"settable"`           // Options.AllowSetGOMAXPROCS
 	Previous   int  `json:"previous,omitempty"` // set by POST: the value before
 }
 

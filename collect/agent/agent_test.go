@@ -96,8 +96,8 @@ func TestMetricsSnapshot(t *testing.T) {
 	if _, ok := snap.Histograms["/sched/latencies:seconds"]; !ok {
 		t.Errorf("snapshot lacks the /sched/latencies:seconds histogram")
 	}
-	if !snap.FlightRecorder {
-		t.Errorf("flight recorder not on by default")
+	if snap.FlightRecorder {
+		t.Errorf("flight recorder on in a default agent that nobody armed; want it on demand")
 	}
 }
 
@@ -153,7 +153,7 @@ func TestToken(t *testing.T) {
 }
 
 func TestOneCaptureAtATime(t *testing.T) {
-	a, base := startAgent(t, Options{})
+	a, base := startAgent(t, Options{FlightRecorder: FlightRecorderOptions{AlwaysOn: true}})
 	done := make(chan int)
 	go func() {
 		resp, err := http.Get(base + "/trace?seconds=1")
@@ -226,7 +226,7 @@ func TestDurationBounds(t *testing.T) {
 func isTrace(b []byte) bool { return bytes.HasPrefix(b, []byte("go 1.")) && len(b) > 64 }
 
 func TestTraceAndFlightRecorder(t *testing.T) {
-	_, base := startAgent(t, Options{})
+	_, base := startAgent(t, Options{FlightRecorder: FlightRecorderOptions{AlwaysOn: true}})
 	code, body := do(t, "GET", base+"/trace?seconds=0.2", "")
 	if code != 200 || !isTrace(body) {
 		t.Fatalf("trace window: %d, %d bytes, starts %q", code, len(body), body[:min(16, len(body))])
@@ -355,13 +355,15 @@ func TestIndex(t *testing.T) {
 	if err := json.Unmarshal(body, &idx); code != 200 || err != nil {
 		t.Fatalf("index: %d %s %v", code, body, err)
 	}
-	if idx.Agent != "schedscope" || idx.FlightRecorder != "on" || !idx.TokenRequired || len(idx.Pools) != 1 {
+	if idx.Agent != "schedscope" || idx.FlightRecorder != FlightRecorderOnDemand || idx.FlightRecorderUntil != nil || !idx.TokenRequired || len(idx.Pools) != 1 {
 		t.Errorf("index: %+v", idx)
 	}
 }
 
 func TestNewRejectsBadOptions(t *testing.T) {
-	for _, o := range []Options{{MaxCapture: -1}, {BlockProfileRate: -1}, {FlightRecorder: FlightRecorderOptions{MinAge: -1}}} {
+	for _, o := range []Options{{MaxCapture: -1}, {BlockProfileRate: -1}, {FlightRecorder: FlightRecorderOptions{MinAge: -1}},
+		{FlightRecorder: FlightRecorderOptions{AlwaysOn: true, Disabled: true}},
+		{FlightRecorder: FlightRecorderOptions{AlwaysOn: true, OnDemand: true}}} {
 		if _, err := New(o); err == nil {
 			t.Errorf("New(%+v) accepted", o)
 		}
@@ -369,25 +371,56 @@ func TestNewRejectsBadOptions(t *testing.T) {
 }
 
 func TestSecondFlightRecorderDoesNotFail(t *testing.T) {
-	a1, err := New(Options{})
+	alwaysOn := Options{FlightRecorder: FlightRecorderOptions{AlwaysOn: true}}
+	a1, err := New(alwaysOn)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a1.Close()
-	a2, err := New(Options{})
+	a2, err := New(alwaysOn)
 	if err != nil {
 		t.Fatalf("second agent: %v", err)
 	}
 	defer a2.Close()
-	if st := a2.flightRecorderState(); st == "on" || st == "off" {
+	if st := a2.flightRecorderState(); st == "on" || st == "off" || st == FlightRecorderOnDemand {
 		t.Errorf("second flight recorder state %q, want the reason it is unavailable", st)
+	}
+	// An on-demand agent beside it fails when armed, and says why.
+	_, base := startAgent(t, Options{})
+	if code, body := do(t, "POST", base+"/flightrecorder/arm?for=1m", ""); code != http.StatusServiceUnavailable || !strings.Contains(string(body), "flight recorder") {
+		t.Errorf("arming a second recorder: %d %s, want 503 and the reason", code, body)
 	}
 }
 
-// An on-demand recorder is off until armed, runs for the armed period,
-// stops by itself afterwards, and arming is token-guarded and bounded.
+// The flight recorder's mode at New: on demand unless AlwaysOn or Disabled
+// says otherwise; the deprecated OnDemand field is the default.
+func TestFlightRecorderModes(t *testing.T) {
+	for _, tc := range []struct {
+		fro  FlightRecorderOptions
+		want string
+	}{
+		{FlightRecorderOptions{}, FlightRecorderOnDemand},
+		{FlightRecorderOptions{OnDemand: true}, FlightRecorderOnDemand},
+		{FlightRecorderOptions{AlwaysOn: true}, "on"},
+		{FlightRecorderOptions{Disabled: true}, "off"},
+		{FlightRecorderOptions{Disabled: true, OnDemand: true}, "off"},
+	} {
+		a, err := New(Options{FlightRecorder: tc.fro})
+		if err != nil {
+			t.Fatalf("New(%+v): %v", tc.fro, err)
+		}
+		if st := a.flightRecorderState(); st != tc.want {
+			t.Errorf("%+v: state %q at New, want %q", tc.fro, st, tc.want)
+		}
+		a.Close()
+	}
+}
+
+// A default agent's recorder is on demand: off until armed, on for the
+// armed period, off by itself afterwards; arming is token-guarded and
+// bounded.
 func TestFlightRecorderOnDemand(t *testing.T) {
-	a, base := startAgent(t, Options{Token: "tok", FlightRecorder: FlightRecorderOptions{OnDemand: true}})
+	a, base := startAgent(t, Options{Token: "tok"})
 	if st := a.flightRecorderState(); st != FlightRecorderOnDemand {
 		t.Fatalf("state before arming %q, want %q", st, FlightRecorderOnDemand)
 	}

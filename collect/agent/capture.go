@@ -53,7 +53,7 @@ func (a *Agent) serveFlightRecorder(w http.ResponseWriter, r *http.Request) {
 	if fr == nil {
 		switch {
 		case frErr != nil:
-		case a.opts.FlightRecorder.OnDemand && !a.opts.FlightRecorder.Disabled:
+		case a.opts.FlightRecorder.onDemand():
 			frErr = fmt.Errorf("flight recorder on demand and not armed: POST /flightrecorder/arm?for=D first")
 		default:
 			frErr = fmt.Errorf("flight recorder disabled in the agent's options")

@@ -31,8 +31,8 @@ const (
 // ProbeResult is the JSON document the sleep probe returns: how late
 // time.Sleep(Sleep) woke up, over every sleep of every goroutine.
 type ProbeResult struct {
-	Goroutines int           `json:"goroutines"`
-	Sleep      time.Duration `json:"sleep_ns"`
+	Goroutines int           `json:"goroutines"`  // sleeping goroutines
+	Sleep      time.Duration `json:"sleep_ns"`    // the duration each asked for
 	Duration   time.Duration `json:"duration_ns"` // how long the probe ran
 	Samples    int64         `json:"samples"`     // sleeps measured
 	// Overshoot statistics, in nanoseconds: time asleep minus Sleep. Min,

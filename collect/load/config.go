@@ -1,13 +1,3 @@
-// Package load is schedscope's load generator: an open-model HTTP/1.1
-// generator (a fixed arrival rate, latency measured from each request's
-// intended send time, a bounded number of requests in flight, requests that
-// could not be sent counted as "not sent") and a closed model (N users, each
-// waiting for its response), run in phases (warm-up, one steady phase per
-// offered rate, pauses), with HdrHistogram latencies and verdicts that say
-// whether the generator or the target was the limit.
-//
-// Run is the entry point. It is safe to call Run from several goroutines with
-// different Configs; the package has no global state.
 package load
 
 import (

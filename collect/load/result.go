@@ -24,6 +24,9 @@ const (
 // Result is what Run measured. After an interrupted run (context cancelled)
 // it holds every phase that started, measured up to the interruption.
 type Result struct {
+	// Target through Client describe the run as Run made it: the Config's
+	// values with defaults applied (ThinkMS in milliseconds, TimeoutS in
+	// seconds).
 	Target      string   `json:"target"`
 	Method      string   `json:"method"`
 	Model       string   `json:"model"` // "open" or "closed"
@@ -37,7 +40,8 @@ type Result struct {
 	// Engine says how requests were sent: "event-loop" (one goroutine owns
 	// every connection; Linux, plain HTTP, lean client) or "goroutines" (one
 	// per connection or user: https, net/http, other systems).
-	Engine     string    `json:"engine"`
+	Engine string `json:"engine"`
+	// GOMAXPROCS and NumCPU are the generator process's.
 	GOMAXPROCS int       `json:"gomaxprocs"`
 	NumCPU     int       `json:"num_cpu"`
 	Start      time.Time `json:"start"` // the load's clock: every offset is from here
@@ -57,13 +61,14 @@ type Result struct {
 // intended send time, so a phase's figures include its stragglers that
 // finished after the phase ended.
 type PhaseResult struct {
+	// Name is "warmup", "steady", or "step i/n" in a ladder of rates.
 	Name string    `json:"name"`
 	Kind PhaseKind `json:"kind"`
 	// OfferedRate is the open model's target rate, req/s; 0 in closed model.
 	OfferedRate float64 `json:"offered_rate"`
-	Users       int     `json:"users,omitempty"`
+	Users       int     `json:"users,omitempty"` // closed model's users; 0 in open model
 	// StartS and EndS are offsets in seconds from Result.Start of the
-	// phase's scheduling window [start, end).
+	// phase's scheduling window [start, end); DurationS is its length.
 	StartS    float64 `json:"start_s"`
 	EndS      float64 `json:"end_s"`
 	DurationS float64 `json:"duration_s"`

@@ -288,7 +288,7 @@ func serveTarget() {
 func TestDBPoolCeiling(t *testing.T) {
 	fc := fixtures.DefaultConfig()
 	fc.Model, fc.DBPool, fc.DBDelay = fixtures.ModelGoroutine, 2, 50*time.Millisecond
-	srv := startFixtureWith(t, fc, &agent.Options{FlightRecorder: agent.FlightRecorderOptions{MinAge: 2 * time.Second, OnDemand: true}})
+	srv := startFixtureWith(t, fc, &agent.Options{FlightRecorder: agent.FlightRecorderOptions{MinAge: 2 * time.Second}})
 	out := runOnce(t, context.Background(), Config{
 		Load:         load.Config{URL: srv.URL() + "/db", Rate: 100, Duration: 4 * time.Second, Timeout: 8 * time.Second},
 		SnapshotWhen: "not_sent>1000000, p99 > 200ms",

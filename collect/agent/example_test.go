@@ -1,0 +1,133 @@
+package agent_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+
+	"github.com/schedscope/schedscope/collect/agent"
+)
+
+// Mount the agent on a server's own mux, register a pool, and read
+// /metrics the way `schedscope run` does.
+func Example() {
+	a, err := agent.New(agent.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer a.Close()
+
+	// A worker pool of 8, with 3 busy: any pool the adapters (DBPool,
+	// NewTransportPool) do not cover can report through a PoolFunc.
+	var busy atomic.Int64
+	busy.Store(3)
+	a.Pools().Register("workers", agent.PoolFunc(func() agent.PoolStats {
+		return agent.PoolStats{Size: 8, InUse: int(busy.Load()), Known: agent.Known{Waiting: true}}
+	}))
+
+	mux := http.NewServeMux()
+	a.Mount(mux, "/debug/schedscope/")
+	srv := httptest.NewServer(mux) // on 127.0.0.1: the agent serves loopback clients only by default
+	defer srv.Close()
+
+	resp, err := http.Get(srv.URL + "/debug/schedscope/metrics")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var snap agent.Snapshot
+	if err := json.NewDecoder(resp.Body).Decode(&snap); err != nil {
+		log.Fatal(err)
+	}
+	w := snap.Pools["workers"]
+	fmt.Printf("workers: kind %s, size %d, in use %d\n", w.Kind, w.Size, w.InUse)
+	_, ok := snap.Values["/sched/goroutines:goroutines"]
+	fmt.Println("has /sched/goroutines:goroutines:", ok)
+	fmt.Println("flight recorder running:", snap.FlightRecorder)
+	// Output:
+	// workers: kind func, size 8, in use 3
+	// has /sched/goroutines:goroutines: true
+	// flight recorder running: false
+}
+
+// By default the flight recorder is on demand: it costs nothing until a
+// client arms it for a while (`schedscope run --snapshot-when` does), and
+// stops by itself when that period ends. Options.FlightRecorder.AlwaysOn
+// would run it from New on instead.
+func Example_flightRecorder() {
+	a, err := agent.New(agent.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer a.Close()
+	mux := http.NewServeMux()
+	a.Mount(mux, "/debug/schedscope/")
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	base := srv.URL + "/debug/schedscope/"
+
+	state := func() string {
+		resp, err := http.Get(base)
+		if err != nil {
+			log.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var idx agent.Index
+		if err := json.NewDecoder(resp.Body).Decode(&idx); err != nil {
+			log.Fatal(err)
+		}
+		return idx.FlightRecorder
+	}
+	fmt.Println("before arming:", state())
+
+	resp, err := http.Post(base+"flightrecorder/arm?for=1m", "", nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	var armed agent.ArmState
+	err = json.NewDecoder(resp.Body).Decode(&armed)
+	resp.Body.Close()
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("armed:", armed.FlightRecorder, "until set:", armed.Until != nil)
+	fmt.Println("after arming:", state())
+
+	resp, err = http.Get(base + "flightrecorder") // the execution trace of the last seconds
+	if err != nil {
+		log.Fatal(err)
+	}
+	resp.Body.Close()
+	fmt.Println("snapshot:", resp.StatusCode, resp.Header.Get("Content-Type"))
+	// Output:
+	// before arming: on demand
+	// armed: on until set: true
+	// after arming: on
+	// snapshot: 200 application/octet-stream
+}
+
+// Histograms in a Snapshot are cumulative: subtract the previous poll's to
+// get the distribution of one interval, then ask for a quantile.
+func ExampleHistogram_Sub() {
+	prev := agent.Histogram{
+		Lower:  []float64{0, 1e-6, 1e-5},
+		Upper:  []float64{1e-6, 1e-5, 1e-4},
+		Counts: []uint64{10, 5, 0},
+	}
+	now := agent.Histogram{
+		Lower:  []float64{0, 1e-6, 1e-5, 1e-4},
+		Upper:  []float64{1e-6, 1e-5, 1e-4, 1e-3},
+		Counts: []uint64{10, 95, 4, 1},
+	}
+	d := now.Sub(prev)
+	fmt.Println("samples in the interval:", d.Total())
+	fmt.Println("p50 at most:", d.Quantile(0.5))
+	fmt.Println("p99 at most:", d.Quantile(0.99))
+	// Output:
+	// samples in the interval: 95
+	// p50 at most: 1e-05
+	// p99 at most: 0.001
+}
