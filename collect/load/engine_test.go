@@ -57,6 +57,9 @@ func TestEngineReported(t *testing.T) {
 // Every response shape the parsers know arrives intact over keep-alive
 // connections, in both engines.
 func TestEnginesReadResponses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("2.5 s of loopback load per engine")
+	}
 	engines(t, func(t *testing.T, goroutines bool) {
 		for _, tc := range parseCases {
 			url := rawServer(t, false, tc.resp, tc.resp, tc.resp, tc.resp)

@@ -105,6 +105,9 @@ func hasVerdict(p PhaseResult, k VerdictKind) *Verdict {
 // model the requests due during a stall wait for it, so the stall shows at
 // p99 (coordinated omission would hide it) while the median stays fast.
 func TestOpenModelShowsStallAtP99(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 2.5 s loopback load with a stall")
+	}
 	start := time.Now()
 	const period, stall = 500 * time.Millisecond, 100 * time.Millisecond
 	srv, _ := serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -138,6 +141,9 @@ func TestOpenModelShowsStallAtP99(t *testing.T) {
 // A slow target and a small cap: requests due while the cap is full are not
 // sent, counted, and never reach the target.
 func TestNotSentAccounting(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 2 s loopback load at the in-flight cap")
+	}
 	engines(t, func(t *testing.T, goroutines bool) {
 		srv, c := serve(t, sleepHandler(200*time.Millisecond))
 		res := mustRun(t, Config{URL: srv.URL, Rate: 100, Duration: time.Second, MaxInflight: 5, Goroutines: goroutines})
@@ -170,6 +176,9 @@ func TestNotSentAccounting(t *testing.T) {
 
 // Every closed-model result carries the users / (latency + think) ceiling.
 func TestClosedModelCeilingVerdict(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 2 s closed-model loopback load")
+	}
 	engines(t, func(t *testing.T, goroutines bool) {
 		srv, c := serve(t, sleepHandler(20*time.Millisecond))
 		res := mustRun(t, Config{URL: srv.URL, Users: 4, Duration: time.Second, Goroutines: goroutines})
@@ -247,6 +256,9 @@ func TestRefusedConnectionsCounted(t *testing.T) {
 // for uniform arrivals, the warm-up reported apart, progress and intervals
 // delivered for every phase.
 func TestLadderAndWarmup(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 2 s loopback ladder")
+	}
 	srv, c := serve(t, sleepHandler(0))
 	var mu sync.Mutex
 	kinds := map[PhaseKind]int{}
@@ -400,6 +412,9 @@ func sqrt(x float64) float64 {
 // Against a stalled target, the generator's goroutines and memory stay
 // within what the in-flight cap implies, whatever the offered rate.
 func TestMemoryBoundedAgainstStalledTarget(t *testing.T) {
+	if testing.Short() {
+		t.Skip("3 s of load against a stalled target, per engine")
+	}
 	engines(t, func(t *testing.T, goroutines bool) {
 		srv, c := serveStalled(t)
 		runtime.GC()
