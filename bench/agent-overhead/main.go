@@ -86,7 +86,7 @@ func serveFixture(ctx context.Context, addr string, withAgent, profiling, noFR, 
 	if dbPool > 0 {
 		cfg.DBPool = dbPool
 	}
-	var fa *fixtureagent.FixtureAgent
+	var fa *fixtureagent.Agent
 	if withAgent {
 		// The agent's default is on demand; the "agent" variant measures an
 		// always-on recorder, as it did when that was the default.

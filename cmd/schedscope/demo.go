@@ -9,13 +9,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/schedscope/schedscope/internal/tour"
+	"github.com/schedscope/schedscope/cmd/schedscope/internal/tour"
 	"github.com/schedscope/schedscope/internal/tui"
 )
 
 const demoSynopsis = "demo [flags]"
 
-// runDemo is `schedscope demo`: the guided tour (package tui/tour) on the
+// runDemo is `schedscope demo`: the guided tour (package tour) on the
 // live dashboard on a terminal, or as plain lines with --no-tui or when
 // standard output is not a terminal.
 func runDemo(ctx context.Context, s *stdio, args []string) error {
@@ -61,57 +61,25 @@ func runDemo(ctx context.Context, s *stdio, args []string) error {
 		return usageErr("%v", err)
 	}
 
-	frames := make(chan tui.Frame, 64)
-	type result struct {
-		out *tour.Outcome
-		err error
-	}
-	done := make(chan result, 1)
 	useTUI := !*noTUI && tui.IsTerminal(s.out)
-	if !useTUI {
-		demoIntro(s.out, t.Config())
-	}
-	go func() {
-		out, err := t.Run(ctx, func(f tui.Frame) {
-			if f.End != nil {
-				frames <- f // the end screen must arrive
-				return
-			}
-			select {
-			case frames <- f:
-			default: // the screen is behind: drop this one, the next carries the news
-			}
-		})
-		close(frames)
-		done <- result{out, err}
-	}()
-
-	if useTUI {
-		_, dashErr := tui.RunDashboard(ctx, tui.Terminal{In: s.in, Out: s.out}, tui.DashboardConfig{
+	show := func(frames <-chan tui.Frame) error {
+		_, err := tui.RunDashboard(ctx, tui.Terminal{In: s.in, Out: s.out}, tui.DashboardConfig{
 			Title: "demo", Frames: frames, Stop: t.Stop, TakeTrace: t.TakeTrace,
 		})
-		if dashErr != nil {
-			t.Stop()
-		}
-		for range frames { // the dashboard may leave before the tour ends
-		}
-		res := <-done
-		if dashErr != nil {
-			return errors.Join(dashErr, res.err)
-		}
-		return demoExit(res.out, res.err)
-	}
-	if _, err := tui.PrintFrames(context.Background(), s.out, frames, time.Second); err != nil {
-		t.Stop()
-		for range frames {
-		}
-		<-done
 		return err
 	}
-	for range frames {
+	if !useTUI {
+		demoIntro(s.out, t.Config())
+		show = func(frames <-chan tui.Frame) error {
+			// Not ctx: on Ctrl-C the tour stops and still sends its end.
+			_, err := tui.PrintFrames(context.Background(), s.out, frames, time.Second)
+			return err
+		}
 	}
-	res := <-done
-	return demoExit(res.out, res.err)
+	frames := newStream(64, endFrame)
+	return demoExit(withView(ctx, frames, show, t.Stop, func(ctx context.Context) (*tour.Outcome, error) {
+		return t.Run(ctx, frames.send)
+	}))
 }
 
 // demoExit maps the tour's outcome onto the exit status: 130 when it was

@@ -57,7 +57,7 @@ func runFixture(ctx context.Context, s *stdio, args []string) error {
 		return usageErr("%v", err)
 	}
 
-	var fa *fixtureagent.FixtureAgent
+	var fa *fixtureagent.Agent
 	if *withAgent {
 		var err error
 		if fa, err = fixtureagent.New(aopts); err != nil {

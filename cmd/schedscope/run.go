@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/schedscope/schedscope/cmd/schedscope/internal/feed"
 	"github.com/schedscope/schedscope/collect/load"
 	"github.com/schedscope/schedscope/internal/collect"
 	"github.com/schedscope/schedscope/internal/cond"
@@ -152,6 +153,13 @@ func finishRun(s *stdio, out *collect.Outcome, d *derive.Derived, err error) err
 	if out != nil {
 		fmt.Fprintf(s.out, "\nrun directory: %s (%s)\n", out.Dir, out.Manifest.Status)
 	}
+	return runExit(out, err)
+}
+
+// runExit maps a run's outcome onto the exit status: err when there is one,
+// else 130 when the run was interrupted (its directory holds what was
+// measured until then).
+func runExit(out *collect.Outcome, err error) error {
 	if err != nil {
 		return err
 	}
@@ -188,107 +196,29 @@ func liveLine(l collect.Live) string {
 
 // runWithDashboard shows the live dashboard while the run runs.
 func runWithDashboard(ctx context.Context, s *stdio, cfg collect.Config) error {
-	frames := make(chan tui.Frame, 16)
 	title := "schedscope run " + cfg.Load.URL
-	cfg.Live = func(l collect.Live) {
-		select {
-		case frames <- liveFrame(title, l):
-		default: // the dashboard is behind: drop this frame, the next one carries the news
-		}
-	}
+	frames := newStream(16, endFrame)
+	cfg.Live = func(l collect.Live) { frames.send(feed.RunFrame(title, l)) }
 	r, err := collect.NewRunner(cfg)
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	type result struct {
-		out *collect.Outcome
-		err error
+	dashboard := func(fs <-chan tui.Frame) error {
+		_, err := tui.RunDashboard(ctx, tui.Terminal{Out: s.out}, tui.DashboardConfig{
+			Title: title, Frames: fs, Stop: r.Stop, TakeTrace: r.TraceNow,
+		})
+		return err
 	}
-	done := make(chan result, 1)
-	go func() {
+	out, err := withView(ctx, frames, dashboard, r.Stop, func(ctx context.Context) (*collect.Outcome, error) {
 		out, d, err := runAndDerive(ctx, r)
 		if out != nil {
-			frames <- tui.Frame{Title: title, End: endSummary(out, d)}
+			frames.send(tui.Frame{Title: title, End: feed.RunSummary(out, d)})
 		}
-		close(frames)
-		done <- result{out, err}
-	}()
-	_, dashErr := tui.RunDashboard(ctx, tui.Terminal{Out: s.out}, tui.DashboardConfig{
-		Title: title, Frames: frames, Stop: r.Stop,
-		TakeTrace: r.TraceNow,
+		return out, err
 	})
-	if dashErr != nil {
-		r.Stop()
+	if out == nil {
+		return err
 	}
-	// The dashboard may leave before the run ends (its stop grace): wait.
-	for range frames {
-	}
-	res := <-done
-	if dashErr != nil {
-		return errors.Join(dashErr, res.err)
-	}
-	if res.out == nil {
-		return res.err
-	}
-	fmt.Fprintf(s.out, "run directory: %s (%s)\n", res.out.Dir, res.out.Manifest.Status)
-	if res.err != nil {
-		return res.err
-	}
-	if res.out.Manifest.Status == rundir.StatusInterrupted {
-		return withCode(130, fmt.Errorf("interrupted (%s): %s holds what was measured until then", res.out.Manifest.Reason, res.out.Dir))
-	}
-	return nil
-}
-
-// liveFrame maps the run's live value onto the dashboard's frame.
-func liveFrame(title string, l collect.Live) tui.Frame {
-	f := tui.LiveFrame(title, l)
-	tp := l.Target
-	for _, pl := range tp.Pools {
-		if pl.Size > 0 {
-			f.Pools = append(f.Pools, tui.Pool{Name: pl.Name, InUse: pl.InUse, Size: pl.Size, Waiting: pl.Waiting})
-			if pl.Saturated {
-				capacity := ""
-				if pl.CapacityPerS > 0 {
-					capacity = fmt.Sprintf("%.0f req/s (Little's law: %d / %.1f ms)", pl.CapacityPerS, pl.Size, pl.HoldMeanMS)
-				}
-				f.Verdicts = append(f.Verdicts, tui.PoolSaturated(pl.Name, pl.InUse, pl.Size, pl.Waiting, capacity))
-			}
-		}
-	}
-	for _, n := range l.Notes {
-		if !strings.HasPrefix(n, "pool ") {
-			f.Verdicts = append(f.Verdicts, tui.Verdict{Kind: tui.VerdictInfo, Title: n})
-		}
-	}
-	return f
-}
-
-// endSummary is the dashboard's end screen for a finished run.
-func endSummary(out *collect.Outcome, d *derive.Derived) *tui.Summary {
-	s := &tui.Summary{Title: "run " + out.Manifest.Status, RunDirs: []string{out.Dir}, Stopped: out.Manifest.Status == rundir.StatusInterrupted}
-	s.Table.Header = []string{"phase", "offered/s", "2xx/s", "p50", "p99", "not sent", "errors"}
-	if res := out.Result; res != nil {
-		for _, ph := range res.Phases {
-			s.Table.Rows = append(s.Table.Rows, []string{ph.Name, fmt.Sprintf("%.0f", ph.OfferedRate), fmt.Sprintf("%.0f", ph.OKPerS),
-				fmt.Sprintf("%.1f ms", ph.Latency.P50), fmt.Sprintf("%.1f ms", ph.Latency.P99), fmt.Sprint(ph.NotSent), fmt.Sprint(ph.Errors.Total())})
-		}
-	}
-	if d != nil {
-		for _, fd := range d.Analysis.Findings {
-			kind := tui.VerdictInfo
-			switch fd.Kind {
-			case rundir.KindPoolSaturated, rundir.KindCeiling:
-				kind = tui.VerdictPoolSaturated
-			case rundir.KindGenerator:
-				kind = tui.VerdictGenerator
-			}
-			s.Verdicts = append(s.Verdicts, tui.Verdict{Kind: kind, Title: fd.Title, Detail: fd.Detail})
-		}
-	}
-	if out.Manifest.Reason != "" {
-		s.Notes = append(s.Notes, out.Manifest.Reason)
-	}
-	s.Notes = append(s.Notes, "summary: "+out.Dir+"/"+rundir.SummaryFile)
-	return s
+	fmt.Fprintf(s.out, "run directory: %s (%s)\n", out.Dir, out.Manifest.Status)
+	return runExit(out, err)
 }

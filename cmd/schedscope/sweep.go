@@ -10,11 +10,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/schedscope/schedscope/cmd/schedscope/internal/feed"
 	"github.com/schedscope/schedscope/collect/load"
 	"github.com/schedscope/schedscope/internal/report"
 	"github.com/schedscope/schedscope/internal/rundir"
 	"github.com/schedscope/schedscope/internal/sweep"
-	"github.com/schedscope/schedscope/internal/sweepfeed"
 	"github.com/schedscope/schedscope/internal/tui"
 )
 
@@ -121,33 +121,19 @@ func runSweep(ctx context.Context, s *stdio, args []string) error {
 func sweepInView(ctx context.Context, s *stdio, cfg sweep.Config) (stopped bool, err error) {
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
-	events := make(chan tui.SweepEvent, 64)
-	feed := &sweepfeed.Mapper{Dir: cfg.Dir}
-	cfg.Progress = func(e sweep.Event) {
-		v := feed.Map(e)
-		if v.Row != nil || v.Finished {
-			events <- v // rows and the end are never dropped; the view or the drain below reads them
-			return
-		}
-		select {
-		case events <- v:
-		default: // a tick the view has no room for: the next one carries the same counters
-		}
+	// A finished step's row and the end must reach the view; a tick it has
+	// no room for is dropped, as the next one carries the same counters.
+	events := newStream(64, func(v tui.SweepEvent) bool { return v.Row != nil || v.Finished })
+	mapper := &feed.SweepMapper{Dir: cfg.Dir}
+	cfg.Progress = func(e sweep.Event) { events.send(mapper.Map(e)) }
+	view := func(evs <-chan tui.SweepEvent) error {
+		_, err := tui.RunSweep(ctx, tui.Terminal{In: s.in, Out: s.out}, evs, stop)
+		return err
 	}
-	done := make(chan error, 1)
-	go func() {
-		_, err := sweep.Run(runCtx, cfg)
-		close(events)
-		done <- err
-	}()
-	_, verr := tui.RunSweep(ctx, tui.Terminal{In: s.in, Out: s.out}, events, stop)
-	if verr != nil {
-		stop()
-	}
-	for range events { // the view has gone: let the sweep finish (or stop) without blocking
-	}
-	err = <-done
-	return runCtx.Err() != nil, errors.Join(err, verr)
+	_, err = withView(runCtx, events, view, stop, func(ctx context.Context) (*rundir.Sweep, error) {
+		return sweep.Run(ctx, cfg)
+	})
+	return runCtx.Err() != nil, err
 }
 
 // useFixture fills cfg's target from the --fixture shorthand.

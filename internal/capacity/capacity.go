@@ -12,6 +12,8 @@ import (
 	"math"
 	"sort"
 	"time"
+
+	"github.com/schedscope/schedscope/internal/rundir"
 )
 
 // Sample is one measured phase: one offered rate, at one GOMAXPROCS, in one
@@ -173,42 +175,19 @@ type Level struct {
 	// MachineBusy is the share of the machine's CPUs busy (whoever used
 	// them) in the cell that set the ceiling; 0 when unknown.
 	MachineBusy float64
-	// Limit says what held the ceiling, when the level saturated;
-	// LimitReason says it with the figures.
-	Limit       LimitKind
+	// Limit says what held the ceiling when the level saturated: one of
+	// rundir's KindLimit* kinds (KindLimitPs, KindLimitConcurrency,
+	// KindLimitCPUStarved, KindLimitSerialized, KindLimitElsewhere); empty
+	// when the ladder never saturated the level. LimitReason says it with
+	// the figures.
+	Limit       rundir.Kind
 	LimitReason string
 }
 
-// LimitKind names what held a level's ceiling.
-type LimitKind string
-
-// The limits a level can show.
-const (
-	LimitNone LimitKind = "" // the ladder never saturated the level
-	// LimitPs: the target kept at least 80 % of its Ps busy at the ceiling.
-	LimitPs LimitKind = "ps"
-	// LimitConcurrency: the Ps were not busy and the ceiling sits within
-	// 15 % of the known concurrency limit divided by the low-load service
-	// time (Little's law).
-	LimitConcurrency LimitKind = "concurrency"
-	// LimitCPUStarved: the target kept under 80 % of its Ps busy while
-	// the machine's CPUs were at least 90 % busy (or, for CPU-heavy
-	// requests, not measured): other processes held the CPUs it could use.
-	LimitCPUStarved LimitKind = "cpu-starved"
-	// LimitSerialized: requests are CPU-heavy (30 % or more of their
-	// service time), the target kept under 80 % of its Ps busy, and the
-	// machine had idle CPUs: something in the target
-	// serializes the work (a lock, a single goroutine).
-	LimitSerialized LimitKind = "serialized"
-	// LimitElsewhere: the Ps were not busy and no known limit matches: a
-	// lock, a downstream, a pool this run was not told about.
-	LimitElsewhere LimitKind = "elsewhere"
-)
-
 // Thresholds of the limit classification.
 const (
-	busyPsShare     = 0.8  // of GOMAXPROCS, for LimitPs
-	machineBusy     = 0.9  // share of the machine's CPUs, for LimitCPUStarved
+	busyPsShare     = 0.8  // of GOMAXPROCS, for rundir.KindLimitPs
+	machineBusy     = 0.9  // share of the machine's CPUs, for rundir.KindLimitCPUStarved
 	cpuBoundShare   = 0.3  // CPU fraction above which requests are CPU-heavy
 	littleTolerance = 0.15 // ceiling vs Little's-law prediction
 )
@@ -223,25 +202,25 @@ func classifyLimit(l *Level) {
 	machineSaturated := l.MachineBusy >= machineBusy
 	switch {
 	case l.BusyPs <= 0:
-		l.Limit = LimitElsewhere
+		l.Limit = rundir.KindLimitElsewhere
 		l.LimitReason = "the target's CPU was not measured, so the Ps cannot be judged"
 	case l.BusyPs >= busyPsShare*ps:
-		l.Limit = LimitPs
+		l.Limit = rundir.KindLimitPs
 		l.LimitReason = fmt.Sprintf("the target kept %.2f of its %d Ps busy at the ceiling: the Ps are the limit", l.BusyPs, l.GOMAXPROCS)
 	case l.LittlePrediction > 0 && math.Abs(l.Ceiling/l.LittlePrediction-1) <= littleTolerance:
-		l.Limit = LimitConcurrency
+		l.Limit = rundir.KindLimitConcurrency
 		l.LimitReason = fmt.Sprintf("only %.2f of %d Ps were busy and the ceiling is %.0f %% of the concurrency limit / low-load service time (Little's law): the concurrency limit (pool) is the limit",
 			l.BusyPs, l.GOMAXPROCS, 100*l.Ceiling/l.LittlePrediction)
 	case l.CPUFraction >= cpuBoundShare && l.MachineBusy > 0 && !machineSaturated:
-		l.Limit = LimitSerialized
+		l.Limit = rundir.KindLimitSerialized
 		l.LimitReason = fmt.Sprintf("requests spend %.0f %% of their service time on CPU, yet the target kept only %.2f of its %d Ps busy while the machine's CPUs were %.0f %% busy: something in the target serializes the work (a lock, a single goroutine)",
 			100*l.CPUFraction, l.BusyPs, l.GOMAXPROCS, 100*l.MachineBusy)
 	case l.CPUFraction >= cpuBoundShare || machineSaturated:
-		l.Limit = LimitCPUStarved
+		l.Limit = rundir.KindLimitCPUStarved
 		l.LimitReason = fmt.Sprintf("the target kept only %.2f of its %d Ps busy (requests spend %.0f %% of their service time on CPU) while the machine's CPUs were %s busy: other processes held the CPUs it could use, so this ceiling understates it",
 			l.BusyPs, l.GOMAXPROCS, 100*l.CPUFraction, share(l.MachineBusy))
 	default:
-		l.Limit = LimitElsewhere
+		l.Limit = rundir.KindLimitElsewhere
 		l.LimitReason = fmt.Sprintf("only %.2f of %d Ps were busy and no known limit matches: look for a lock, a downstream or a pool (about %.1f requests were in service at the ceiling, by Little's law)",
 			l.BusyPs, l.GOMAXPROCS, l.InService)
 	}
@@ -543,7 +522,7 @@ func classify(levels []Level) Scaling {
 	}
 	s.Ratio = b.Ceiling / a.Ceiling
 	for _, l := range []Level{a, b} {
-		if l.Limit == LimitCPUStarved {
+		if l.Limit == rundir.KindLimitCPUStarved {
 			s.Kind = ScalingUnknown
 			s.Reason = fmt.Sprintf("GOMAXPROCS %d was starved of CPU by other processes (%.2f of %d Ps busy, the machine's CPUs %s busy), so the ceilings (%.2fx from %d to %d) say nothing about scaling: repeat on a quiet machine",
 				l.GOMAXPROCS, l.BusyPs, l.GOMAXPROCS, share(l.MachineBusy), s.Ratio, a.GOMAXPROCS, b.GOMAXPROCS)
@@ -677,7 +656,7 @@ func share(f float64) string {
 
 func starved(levels []Level) bool {
 	for _, l := range levels {
-		if l.Limit == LimitCPUStarved {
+		if l.Limit == rundir.KindLimitCPUStarved {
 			return true
 		}
 	}
@@ -699,7 +678,7 @@ func notes(levels []Level) []string {
 		if !l.Saturated && l.Ceiling > 0 {
 			out = append(out, fmt.Sprintf("GOMAXPROCS %d served every rate: its ceiling (%.0f req/s) is a lower bound", l.GOMAXPROCS, l.Ceiling))
 		}
-		if l.Limit == LimitCPUStarved {
+		if l.Limit == rundir.KindLimitCPUStarved {
 			out = append(out, fmt.Sprintf("GOMAXPROCS %d was starved of CPU by other processes (%.2f of %d Ps busy, the machine's CPUs %s busy): its ceiling understates it, so repeat the sweep on a quiet machine before trusting the scaling", l.GOMAXPROCS, l.BusyPs, l.GOMAXPROCS, share(l.MachineBusy)))
 		}
 		if l.Knee == 0 && l.Ceiling > 0 {

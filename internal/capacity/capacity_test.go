@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/schedscope/schedscope/internal/rundir"
 )
 
 const ms = time.Millisecond
@@ -297,15 +299,15 @@ func TestLimitKinds(t *testing.T) {
 		name    string
 		samples []Sample
 		limit   int
-		want    LimitKind
+		want    rundir.Kind
 	}{
-		{"pool of 8 at 50 ms", base(2, 600*time.Microsecond, 50*ms, 0.1), 8, LimitConcurrency},
-		{"Ps busy", base(2, 5*ms, 6*ms, 1.9), 0, LimitPs},
-		{"CPU work on a busy machine", busyMachine(base(2, 5*ms, 6*ms, 0.9), 0.97), 0, LimitCPUStarved},
-		{"CPU work serialized by a lock", busyMachine(base(2, 5*ms, 6*ms, 0.9), 0.5), 0, LimitSerialized},
-		{"blocking, unknown limit", busyMachine(base(2, 600*time.Microsecond, 50*ms, 0.1), 0.3), 0, LimitElsewhere},
-		{"blocking on a saturated machine", busyMachine(base(2, 600*time.Microsecond, 50*ms, 0.1), 1), 0, LimitCPUStarved},
-		{"not saturated", base(2, 5*ms, 6*ms, 1.9)[:1], 0, LimitNone},
+		{"pool of 8 at 50 ms", base(2, 600*time.Microsecond, 50*ms, 0.1), 8, rundir.KindLimitConcurrency},
+		{"Ps busy", base(2, 5*ms, 6*ms, 1.9), 0, rundir.KindLimitPs},
+		{"CPU work on a busy machine", busyMachine(base(2, 5*ms, 6*ms, 0.9), 0.97), 0, rundir.KindLimitCPUStarved},
+		{"CPU work serialized by a lock", busyMachine(base(2, 5*ms, 6*ms, 0.9), 0.5), 0, rundir.KindLimitSerialized},
+		{"blocking, unknown limit", busyMachine(base(2, 600*time.Microsecond, 50*ms, 0.1), 0.3), 0, rundir.KindLimitElsewhere},
+		{"blocking on a saturated machine", busyMachine(base(2, 600*time.Microsecond, 50*ms, 0.1), 1), 0, rundir.KindLimitCPUStarved},
+		{"not saturated", base(2, 5*ms, 6*ms, 1.9)[:1], 0, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -335,10 +337,10 @@ func TestStarvedMachineHidesScaling(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if l := a.Levels[1]; l.Limit != LimitCPUStarved {
+	if l := a.Levels[1]; l.Limit != rundir.KindLimitCPUStarved {
 		t.Errorf("GOMAXPROCS 2 limit = %q (%s), want cpu-starved", l.Limit, l.LimitReason)
 	}
-	if a.Levels[0].Limit != LimitPs {
+	if a.Levels[0].Limit != rundir.KindLimitPs {
 		t.Errorf("GOMAXPROCS 1 limit = %q, want ps", a.Levels[0].Limit)
 	}
 	if a.Scaling.Kind != ScalingUnknown || !strings.Contains(a.Scaling.Reason, "starved") {

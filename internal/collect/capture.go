@@ -234,7 +234,7 @@ func (st *runState) snapshot(ctx context.Context, reason string) {
 		return
 	}
 	st.mu.Lock()
-	st.notes = append(st.notes, "taking the snapshot: "+reason)
+	st.notes = append(st.notes, rundir.Note{Kind: rundir.KindSnapshot, Text: "taking the snapshot: " + reason})
 	st.mu.Unlock()
 	idx := st.client.index
 	if st.client.source != rundir.SourceAgent || idx == nil || idx.FlightRecorder != "on" {

@@ -514,7 +514,7 @@ type runState struct {
 	point       rundir.TargetPoint
 	polledAt    time.Duration
 	capture     string
-	notes       []string
+	notes       []rundir.Note
 	condHeld    bool
 	failures    int
 
@@ -563,13 +563,14 @@ func (st *runState) onProgress(p load.Progress) {
 // liveLocked builds a Live value; the caller holds mu.
 func (st *runState) liveLocked() Live {
 	l := Live{Load: st.last, Target: st.point, PolledAt: st.polledAt, Source: st.client.source, Capture: st.capture,
-		Notes: append([]string(nil), st.notes...)}
+		Notes: append([]rundir.Note(nil), st.notes...)}
 	if !st.loadStart.IsZero() {
 		l.At = time.Since(st.loadStart)
 	}
 	for _, p := range st.point.Pools {
 		if p.Saturated {
-			l.Notes = append(l.Notes, fmt.Sprintf("pool %s is full: %d/%d in use, %d waiting", p.Name, p.InUse, p.Size, p.Waiting))
+			l.Notes = append(l.Notes, rundir.Note{Kind: rundir.KindPoolSaturated,
+				Text: fmt.Sprintf("pool %s is full: %d/%d in use, %d waiting", p.Name, p.InUse, p.Size, p.Waiting)})
 		}
 	}
 	return l
@@ -583,7 +584,7 @@ func (st *runState) emit(l Live) {
 		first := !st.condHeld
 		st.condHeld = true
 		if first {
-			st.notes = append(st.notes, "snapshot condition "+c.String()+" held")
+			st.notes = append(st.notes, rundir.Note{Kind: rundir.KindSnapshotCondition, Text: "snapshot condition " + c.String() + " held"})
 		}
 		st.mu.Unlock()
 		if first {
@@ -701,7 +702,7 @@ func (st *runState) pollOnce(ctx context.Context) {
 	st.emit(live)
 	if gone {
 		st.mu.Lock()
-		st.notes = append(st.notes, "the target stopped answering")
+		st.notes = append(st.notes, rundir.Note{Kind: rundir.KindTargetGone, Text: "the target stopped answering"})
 		st.mu.Unlock()
 		st.cancel(fmt.Errorf("%w: %s", errTargetGone, line.Error))
 	}

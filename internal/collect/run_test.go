@@ -51,7 +51,7 @@ func startFixture(t *testing.T, cfg fixtures.Config, withAgent bool) *fixtures.S
 func startFixtureWith(t *testing.T, cfg fixtures.Config, opts *agent.Options) *fixtures.Server {
 	t.Helper()
 	cfg.Addr = "127.0.0.1:0"
-	var fa *fixtureagent.FixtureAgent
+	var fa *fixtureagent.Agent
 	if opts != nil {
 		var err error
 		fa, err = fixtureagent.New(*opts)
@@ -200,7 +200,7 @@ func TestPoolModelCeiling(t *testing.T) {
 	fc.Model, fc.Workers, fc.QueueSize = fixtures.ModelPool, 2, 10_000
 	srv := startFixture(t, fc, true)
 	var lives int
-	var sawPool bool
+	var sawPool, sawNote bool
 	out := runOnce(t, context.Background(), Config{
 		Load:        load.Config{URL: srv.URL() + "/sleep?ms=50", Rate: 80, Duration: 4 * time.Second, Timeout: 10 * time.Second},
 		TraceWindow: time.Second,
@@ -212,6 +212,9 @@ func TestPoolModelCeiling(t *testing.T) {
 					sawPool = true
 				}
 			}
+			for _, n := range l.Notes {
+				sawNote = sawNote || (n.Kind == rundir.KindPoolSaturated && strings.HasPrefix(n.Text, "pool workers is full"))
+			}
 		},
 	})
 	if testing.Verbose() {
@@ -221,8 +224,8 @@ func TestPoolModelCeiling(t *testing.T) {
 	if m.Status != rundir.StatusComplete || m.Target.Source != rundir.SourceAgent {
 		t.Errorf("manifest: status %q source %q reason %q", m.Status, m.Target.Source, m.Reason)
 	}
-	if lives < 10 || !sawPool {
-		t.Errorf("live feed: %d values, saw workers pool %v", lives, sawPool)
+	if lives < 10 || !sawPool || !sawNote {
+		t.Errorf("live feed: %d values, saw workers pool %v, saw its saturated-pool note %v", lives, sawPool, sawNote)
 	}
 	an := out.Analysis
 	if len(an.Phases) != 1 {

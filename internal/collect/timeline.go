@@ -41,7 +41,10 @@ type Live struct {
 	// Capture says what is being captured now ("trace window 12.0-17.0 s",
 	// "fgprof", ...), empty when nothing is.
 	Capture string
-	// Notes are live verdicts, each one sentence: a saturated pool, a target
-	// that stopped answering, the snapshot condition holding.
-	Notes []string
+	// Notes are the live conclusions that hold, each typed by its kind:
+	// a saturated pool (rundir.KindPoolSaturated, one per such pool in
+	// Target.Pools), a target that stopped answering (KindTargetGone), the
+	// snapshot condition holding (KindSnapshotCondition), the snapshot being
+	// taken (KindSnapshot).
+	Notes []rundir.Note
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/schedscope/schedscope/collect/load"
 	"github.com/schedscope/schedscope/internal/capacity"
 	"github.com/schedscope/schedscope/internal/fixtures"
+	"github.com/schedscope/schedscope/internal/rundir"
 	"github.com/schedscope/schedscope/internal/sweep"
 )
 
@@ -147,7 +148,7 @@ func TestReproduceSleepPoolIsFlatAtLittlesLaw(t *testing.T) {
 		// time; when the machine had idle CPU and left that time near the
 		// 50 ms sleep, the limit must be named as the pool.
 		quiet := l.MachineBusy > 0 && l.MachineBusy < 0.9 && l.LowLoadService < 65*time.Millisecond
-		if quiet && l.Limit != capacity.LimitConcurrency {
+		if quiet && l.Limit != rundir.KindLimitConcurrency {
 			t.Errorf("GOMAXPROCS %d: limit %q (%s), want the pool (concurrency)", l.GOMAXPROCS, l.Limit, l.LimitReason)
 		}
 	}

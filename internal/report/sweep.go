@@ -331,7 +331,7 @@ func littleLines(p rundir.SweepPlan, a capacity.Analysis) []string {
 		if l.LowLoadService <= 0 || l.Ceiling <= 0 {
 			continue
 		}
-		if l.Limit != capacity.LimitNone {
+		if l.Limit != "" {
 			out = append(out, fmt.Sprintf("GOMAXPROCS %d: **%s**: %s", l.GOMAXPROCS, l.Limit, l.LimitReason))
 		}
 		if p.ConcurrencyLimit > 0 {

@@ -197,6 +197,9 @@ const (
 	KindTargetGone Kind = "target-gone"
 	// KindSnapshotCondition: the run's --snapshot-when condition held (live).
 	KindSnapshotCondition Kind = "snapshot-condition"
+	// KindSnapshot: the run is taking its trace snapshot, when the
+	// condition held or at the end of the load (live).
+	KindSnapshot Kind = "snapshot"
 	// KindInfo: a neutral statement.
 	KindInfo Kind = "info"
 
@@ -207,4 +210,37 @@ const (
 	KindOverCapacity  = Kind(load.OverCapacity)
 	KindUnreachable   = Kind(load.Unreachable)
 	KindErrors        = Kind(load.Errors)
+
+	// What held the ceiling of one GOMAXPROCS level in a sweep's capacity
+	// analysis (capacity.Level.Limit; empty when the ladder never saturated
+	// the level). The values are the ones the sweep reports print.
+
+	// KindLimitPs: the target kept at least 80 % of its Ps busy at the
+	// ceiling: the Ps are the limit.
+	KindLimitPs Kind = "ps"
+	// KindLimitConcurrency: the Ps were not busy and the ceiling sits within
+	// 15 % of the known concurrency limit divided by the low-load service
+	// time (Little's law): the concurrency limit (a pool) is the limit.
+	KindLimitConcurrency Kind = "concurrency"
+	// KindLimitCPUStarved: the target kept under 80 % of its Ps busy while
+	// the machine's CPUs were at least 90 % busy (or, for CPU-heavy
+	// requests, not measured): other processes held the CPUs it could use.
+	KindLimitCPUStarved Kind = "cpu-starved"
+	// KindLimitSerialized: requests are CPU-heavy (30 % or more of their
+	// service time), the target kept under 80 % of its Ps busy, and the
+	// machine had idle CPUs: something in the target serializes the work (a
+	// lock, a single goroutine).
+	KindLimitSerialized Kind = "serialized"
+	// KindLimitElsewhere: the Ps were not busy and no known limit matches:
+	// a lock, a downstream, a pool the sweep was not told about.
+	KindLimitElsewhere Kind = "elsewhere"
 )
+
+// Note is one live conclusion of a run in progress (a saturated pool, a
+// target that stopped answering, the snapshot condition holding, the
+// snapshot being taken): its kind, which programs select on, and one
+// sentence for people.
+type Note struct {
+	Kind Kind
+	Text string
+}

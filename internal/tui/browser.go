@@ -103,7 +103,7 @@ type Browser struct {
 	err         error
 
 	tab       int
-	tables    [btabCount]table
+	tables    [btabCount]browseTable
 	detail    bool // showing the selected pinned event's stack
 	searching bool
 	showHelp  bool
@@ -455,22 +455,22 @@ func causeTable(causes []analyze.CauseLatency) Table {
 	return t
 }
 
-func groupsTable(r *analyze.Report) table {
-	var rows []tableRow
+func groupsTable(r *analyze.Report) browseTable {
+	var rows []browseRow
 	for i, g := range r.Sched.ByGroup {
 		p := g.PercentilesNs
-		rows = append(rows, tableRow{
+		rows = append(rows, browseRow{
 			cells: []string{g.StartFunc, fmtCount(g.Goroutines), fmtCount(g.Count), ns(g.TotalNs), ns(p.P50), ns(p.P99), ns(p.Max), ns(g.CreationNs)},
 			nums:  []float64{math.NaN(), float64(g.Goroutines), float64(g.Count), float64(g.TotalNs), float64(p.P50), float64(p.P99), float64(p.Max), float64(g.CreationNs)},
 			ref:   i,
 		})
 	}
-	return newTable([]string{"start function", "goroutines", "wake-ups", "total", "p50", "p99", "max", "creation"},
+	return newBrowseTable([]string{"start function", "goroutines", "wake-ups", "total", "p50", "p99", "max", "creation"},
 		[]bool{false, true, true, true, true, true, true, true}, rows)
 }
 
-func sleepTable(r *analyze.Report) table {
-	var rows []tableRow
+func sleepTable(r *analyze.Report) browseTable {
+	var rows []browseRow
 	for i, s := range r.Sleep.Sites {
 		over50, over99 := "-", "-"
 		o50, o99 := math.NaN(), math.NaN()
@@ -479,18 +479,18 @@ func sleepTable(r *analyze.Report) table {
 			o50, o99 = float64(s.Overshoot.PercentilesNs.P50), float64(s.Overshoot.PercentilesNs.P99)
 		}
 		pw := s.PostWake.PercentilesNs
-		rows = append(rows, tableRow{
+		rows = append(rows, browseRow{
 			cells: []string{site(s.Func, s.File, s.Line), fmtCount(s.Count), ns(s.RequestedNs), ns(s.Blocked.PercentilesNs.P50), ns(pw.P50), ns(pw.P99), ns(pw.Max), over50, over99},
 			nums:  []float64{math.NaN(), float64(s.Count), float64(s.RequestedNs), float64(s.Blocked.PercentilesNs.P50), float64(pw.P50), float64(pw.P99), float64(pw.Max), o50, o99},
 			ref:   i,
 		})
 	}
-	return newTable([]string{"call site", "calls", "requested", "blocked p50", "wake→run p50", "p99", "max", "overshoot p50", "p99"},
+	return newBrowseTable([]string{"call site", "calls", "requested", "blocked p50", "wake→run p50", "p99", "max", "overshoot p50", "p99"},
 		[]bool{false, true, true, true, true, true, true, true, true}, rows)
 }
 
-func pinnedTable(r *analyze.Report) table {
-	var rows []tableRow
+func pinnedTable(r *analyze.Report) browseTable {
+	var rows []browseRow
 	for i, e := range r.Pinned.Events {
 		p := "kept"
 		if e.PLost {
@@ -500,31 +500,31 @@ func pinnedTable(r *analyze.Report) table {
 		if e.Truncated {
 			d += "+"
 		}
-		rows = append(rows, tableRow{
+		rows = append(rows, browseRow{
 			cells: []string{e.Kind, d, fmtDur(time.Duration(e.StartNs)), fmt.Sprint(e.Thread), p, fmt.Sprint(e.GoID), site(e.Func, e.File, e.Line), e.Target},
 			nums:  []float64{math.NaN(), float64(e.DurationNs), float64(e.StartNs), float64(e.Thread), math.NaN(), float64(e.GoID), math.NaN(), math.NaN()},
 			ref:   i,
 		})
 	}
-	return newTable([]string{"kind", "duration", "at", "thread", "P", "goid", "call site", "target"},
+	return newBrowseTable([]string{"kind", "duration", "at", "thread", "P", "goid", "call site", "target"},
 		[]bool{false, true, true, true, false, true, false, false}, rows)
 }
 
-func blockingTable(r *analyze.Report) table {
-	var rows []tableRow
+func blockingTable(r *analyze.Report) browseTable {
+	var rows []browseRow
 	for i, br := range r.Blocking.Reasons {
 		top := "-"
 		if len(br.Sites) > 0 {
 			s := br.Sites[0]
 			top = site(s.Func, s.File, s.Line) + " " + ns(s.TotalNs)
 		}
-		rows = append(rows, tableRow{
+		rows = append(rows, browseRow{
 			cells: []string{br.Reason, fmtCount(br.Count), ns(br.TotalNs), top},
 			nums:  []float64{math.NaN(), float64(br.Count), float64(br.TotalNs), math.NaN()},
 			ref:   i,
 		})
 	}
-	return newTable([]string{"reason", "count", "total", "top call site"}, []bool{false, true, true, false}, rows)
+	return newBrowseTable([]string{"reason", "count", "total", "top call site"}, []bool{false, true, true, false}, rows)
 }
 
 func (b Browser) sleepView(w, h int) string {

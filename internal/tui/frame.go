@@ -1,6 +1,10 @@
 package tui
 
-import "time"
+import (
+	"time"
+
+	"github.com/schedscope/schedscope/internal/rundir"
+)
 
 // Frame is one snapshot of a live run, the dashboard's only input. A run
 // sends one about every 250 ms; each Frame is complete (not a delta), so the
@@ -117,25 +121,11 @@ type Pool struct {
 	InUse, Size, Waiting int
 }
 
-// VerdictKind classifies a verdict, so the dashboard can style it.
-type VerdictKind int
-
-const (
-	// VerdictInfo is a neutral finding.
-	VerdictInfo VerdictKind = iota
-	// VerdictGenerator says the load generator, not the server, is the limit.
-	VerdictGenerator
-	// VerdictPoolSaturated says a pool is full and its callers queue.
-	VerdictPoolSaturated
-	// VerdictQueueing says latency grows while throughput does not.
-	VerdictQueueing
-	// VerdictOK says a limit was not reached (e.g. "passes the pool's ceiling").
-	VerdictOK
-)
-
 // Verdict is one conclusion with the numbers behind it.
 type Verdict struct {
-	Kind VerdictKind
+	// Kind classifies the conclusion (rundir's one taxonomy); the dashboard
+	// styles the verdict by it. The zero Kind is shown as neutral.
+	Kind rundir.Kind
 	// Title is the conclusion in a few words: "pool workers is saturated".
 	Title string
 	// Detail gives its numbers: "200/200 in use, 830 waiting; predicted

@@ -3,6 +3,8 @@ package tui
 import (
 	"fmt"
 	"time"
+
+	"github.com/schedscope/schedscope/internal/rundir"
 )
 
 // sampleFrames returns a deterministic run: the pool model crossing its
@@ -27,11 +29,11 @@ func sampleFrames(n int) []Frame {
 			CPUPerRequest: 210 * time.Microsecond,
 		}
 		if i >= 8 {
-			f.Verdicts = append(f.Verdicts, Verdict{Kind: VerdictPoolSaturated, Title: "pool workers is saturated",
+			f.Verdicts = append(f.Verdicts, Verdict{Kind: rundir.KindPoolSaturated, Title: "pool workers is saturated",
 				Detail: fmt.Sprintf("200/200 in use, %d waiting; predicted capacity 3,704 req/s (Little's law: 200 / 54 ms)", i*30)})
 		}
 		if i >= 16 {
-			f.Verdicts = append(f.Verdicts, Verdict{Kind: VerdictQueueing, Title: "latency grows without throughput (queueing)",
+			f.Verdicts = append(f.Verdicts, Verdict{Kind: rundir.KindQueueing, Title: "latency grows without throughput (queueing)",
 				Detail: "p50 54 ms -> " + fmtDur(p50) + " while 2xx/s stayed at 3,702"})
 		}
 		out = append(out, f)
@@ -50,7 +52,7 @@ func sampleSummary() *Summary {
 				{"measure 4,500 req/s", "4,500 req/s", "3,702", "1.27 s", "2.48 s", "0", "12"},
 			},
 		},
-		Verdicts: []Verdict{{Kind: VerdictPoolSaturated, Title: "pool workers is saturated",
+		Verdicts: []Verdict{{Kind: rundir.KindPoolSaturated, Title: "pool workers is saturated",
 			Detail: "200/200 in use; predicted capacity 3,704 req/s (Little's law: 200 / 54 ms), achieved 3,702"}},
 		Notes:   []string{"A bounded pool caps throughput at size / latency, whatever the load."},
 		RunDirs: []string{"runs/2026-11-30T01-55-00-sleep-pool"},

@@ -2,6 +2,8 @@ package tui
 
 import (
 	"charm.land/lipgloss/v2"
+
+	"github.com/schedscope/schedscope/internal/rundir"
 )
 
 // styles holds the dashboard's and browser's lipgloss styles. Colours are
@@ -36,14 +38,47 @@ func newStyles() styles {
 	}
 }
 
-// verdictStyle picks the style of a verdict banner by its kind.
-func (s styles) verdictStyle(k VerdictKind) lipgloss.Style {
+// tone is how a verdict banner looks.
+type tone int
+
+const (
+	toneNeutral tone = iota // a statement of fact: plain bold, "•"
+	toneWarn                // a caveat or a limit coming: amber, "▲"
+	toneBad                 // a limit reached: red, "▲"
+	toneGood                // a limit not reached: green, "✓"
+)
+
+// toneOf maps each kind of conclusion onto its banner's tone. A kind not
+// listed (or none) is neutral.
+func toneOf(k rundir.Kind) tone {
 	switch k {
-	case VerdictGenerator, VerdictQueueing:
+	case rundir.KindPoolSaturated, rundir.KindCeiling,
+		rundir.KindOverCapacity, rundir.KindErrors, rundir.KindUnreachable:
+		return toneBad
+	case rundir.KindGenerator, rundir.KindQueueing, rundir.KindClosedCeiling:
+		return toneWarn
+	case rundir.KindPassed, rundir.KindBelowCapacity:
+		return toneGood
+	case rundir.KindInfo, rundir.KindTargetGone, rundir.KindSnapshotCondition, rundir.KindSnapshot,
+		rundir.KindSchedLatency, rundir.KindPinned, rundir.KindContention, rundir.KindLittlesLaw,
+		// What held a ceiling (the ceiling itself is KindCeiling's).
+		rundir.KindPool, rundir.KindCPU, rundir.KindUnknown,
+		rundir.KindLimitPs, rundir.KindLimitConcurrency, rundir.KindLimitCPUStarved,
+		rundir.KindLimitSerialized, rundir.KindLimitElsewhere:
+		return toneNeutral
+	default:
+		return toneNeutral
+	}
+}
+
+// verdictStyle picks the style of a verdict banner by its kind.
+func (s styles) verdictStyle(k rundir.Kind) lipgloss.Style {
+	switch toneOf(k) {
+	case toneWarn:
 		return s.warn
-	case VerdictPoolSaturated:
+	case toneBad:
 		return s.bad
-	case VerdictOK:
+	case toneGood:
 		return s.good
 	default:
 		return s.value
@@ -51,11 +86,11 @@ func (s styles) verdictStyle(k VerdictKind) lipgloss.Style {
 }
 
 // verdictMark is the banner's leading symbol, readable without colour.
-func verdictMark(k VerdictKind) string {
-	switch k {
-	case VerdictOK:
+func verdictMark(k rundir.Kind) string {
+	switch toneOf(k) {
+	case toneGood:
 		return "✓"
-	case VerdictInfo:
+	case toneNeutral:
 		return "•"
 	default:
 		return "▲"

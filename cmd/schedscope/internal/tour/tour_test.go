@@ -3,6 +3,7 @@ package tour
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -117,21 +118,27 @@ func TestFrameFromLive(t *testing.T) {
 	if f.Phase.RunElapsed != 15*time.Second || f.Runtime == nil || len(f.Pools) != 1 {
 		t.Fatalf("frame: elapsed %v runtime %v pools %v", f.Phase.RunElapsed, f.Runtime != nil, f.Pools)
 	}
-	kinds := map[tui.VerdictKind]string{}
+	kinds := map[rundir.Kind]string{}
 	for _, v := range f.Verdicts {
 		kinds[v.Kind] = v.Detail
 	}
-	if d := kinds[tui.VerdictPoolSaturated]; d != "200/200 in use, 900 waiting; predicted capacity 1,000 req/s (Little's law: 200 / 200ms)" {
+	if d := kinds[rundir.KindPoolSaturated]; d != "200/200 in use, 900 waiting; predicted capacity 1,000 req/s (Little's law: 200 / 200ms)" {
 		t.Errorf("pool verdict %q", d)
 	}
-	if _, ok := kinds[tui.VerdictQueueing]; !ok {
+	if _, ok := kinds[rundir.KindQueueing]; !ok {
 		t.Error("900 answered/s of 1,500 offered with p50 900 ms must say queueing")
+	}
+	// Queueing starts below load.TrackingRatio of the offered rate, the
+	// share load's verdicts and the derived phases call tracking.
+	l.Load.OK = int64(2 * 1500 * (load.TrackingRatio - 0.02)) // 93 % of 1,500/s over 2 s
+	if q := FrameFromLive(cfg, fixtures.ModelPool, 0, 0, l); !slices.ContainsFunc(q.Verdicts, func(v tui.Verdict) bool { return v.Kind == rundir.KindQueueing }) {
+		t.Errorf("93 %% of the offered rate with p50 900 ms must say queueing: %+v", q.Verdicts)
 	}
 	l.Load.OK = 3000
 	l.Load.IntervalP50 = 201 * time.Millisecond
 	l.Target.Pools = nil
 	g := FrameFromLive(cfg, fixtures.ModelGoroutine, 1, 0, l)
-	if len(g.Verdicts) != 1 || g.Verdicts[0].Kind != tui.VerdictOK {
+	if len(g.Verdicts) != 1 || g.Verdicts[0].Kind != rundir.KindPassed {
 		t.Errorf("goroutine model at 1,500/s with p50 201 ms: verdicts %+v, want only 'passes the pool's ceiling'", g.Verdicts)
 	}
 }

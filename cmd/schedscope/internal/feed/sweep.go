@@ -1,6 +1,4 @@
-// Package sweepfeed turns a GOMAXPROCS sweep's progress events
-// (collect/sweep.Event) into the sweep view's input (tui.SweepEvent).
-package sweepfeed
+package feed
 
 import (
 	"fmt"
@@ -10,17 +8,18 @@ import (
 	"github.com/schedscope/schedscope/internal/tui"
 )
 
-// Mapper turns sweep events into view events. It remembers the running
-// phase (its length and live figures), so each view event is complete. Use
-// one Mapper per sweep, from the goroutine that delivers the events.
-type Mapper struct {
+// SweepMapper turns a GOMAXPROCS sweep's progress events into the sweep
+// view's events. It remembers the running phase (its length and live
+// figures), so each view event is complete. Use one SweepMapper per sweep,
+// from the goroutine that delivers the events.
+type SweepMapper struct {
 	// Dir is the sweep directory, shown when the sweep finishes.
 	Dir  string
 	last tui.SweepEvent
 }
 
 // Map returns the view event for e.
-func (m *Mapper) Map(e sweep.Event) tui.SweepEvent {
+func (m *SweepMapper) Map(e sweep.Event) tui.SweepEvent {
 	v := m.last
 	v.Row, v.Err, v.Finished = nil, "", false
 	v.Done, v.Total = e.Done, e.Total

@@ -1,4 +1,4 @@
-package sweepfeed
+package feed
 
 import (
 	"errors"
@@ -9,8 +9,8 @@ import (
 	"github.com/schedscope/schedscope/internal/sweep"
 )
 
-func TestMapper(t *testing.T) {
-	m := Mapper{Dir: "sweep-x"}
+func TestSweepMapper(t *testing.T) {
+	m := SweepMapper{Dir: "sweep-x"}
 	m.Map(sweep.Event{Kind: sweep.EventStart, GOMAXPROCS: 2, Iteration: 1, Index: 3, Total: 8, Done: 2, PID: 42})
 	v := m.Map(sweep.Event{Kind: sweep.EventPhase, Rate: 400, Index: 3, Total: 8, Done: 2, Duration: 5 * time.Second})
 	if v.Status != "measuring" || v.Duration != 5*time.Second || v.GOMAXPROCS != 2 || v.Step != 3 {

@@ -9,34 +9,35 @@ import (
 	"github.com/charmbracelet/x/ansi"
 )
 
-// tableRow is one row of a browsable table: its cells as shown, a number per
+// browseRow is one row of a browsable table: its cells as shown, a number per
 // column to sort by (NaN: sort that column as text), and the index of the
 // report item it shows.
-type tableRow struct {
+type browseRow struct {
 	cells []string
 	nums  []float64
 	ref   int
 }
 
-// table is a scrollable, sortable, filterable list of rows with a cursor.
-// It is a value: its methods return the changed table.
-type table struct {
+// browseTable is the trace browser's scrollable, sortable, filterable list
+// of rows with a cursor (unlike Table, a Summary's plain text table). It is
+// a value: its methods return the changed table.
+type browseTable struct {
 	header  []string
 	right   []bool // right-align this column (figures)
-	rows    []tableRow
+	rows    []browseRow
 	sortCol int  // -1: the order rows came in
 	asc     bool // ascending instead of the default descending
 	filter  string
 	cursor  int // index into visible(); the view scrolls to keep it shown
 }
 
-func newTable(header []string, right []bool, rows []tableRow) table {
-	return table{header: header, right: right, rows: rows, sortCol: -1}
+func newBrowseTable(header []string, right []bool, rows []browseRow) browseTable {
+	return browseTable{header: header, right: right, rows: rows, sortCol: -1}
 }
 
 // visible returns the rows that match the filter, in sort order.
-func (t table) visible() []tableRow {
-	out := make([]tableRow, 0, len(t.rows))
+func (t browseTable) visible() []browseRow {
+	out := make([]browseRow, 0, len(t.rows))
 	f := strings.ToLower(t.filter)
 	for _, r := range t.rows {
 		if f == "" || strings.Contains(strings.ToLower(strings.Join(r.cells, " ")), f) {
@@ -45,7 +46,7 @@ func (t table) visible() []tableRow {
 	}
 	if t.sortCol >= 0 {
 		c := t.sortCol
-		slices.SortStableFunc(out, func(a, b tableRow) int {
+		slices.SortStableFunc(out, func(a, b browseRow) int {
 			var o int
 			if c < len(a.nums) && !math.IsNaN(a.nums[c]) {
 				o = cmp.Compare(a.nums[c], b.nums[c])
@@ -62,16 +63,16 @@ func (t table) visible() []tableRow {
 }
 
 // selected returns the row under the cursor.
-func (t table) selected() (tableRow, bool) {
+func (t browseTable) selected() (browseRow, bool) {
 	v := t.visible()
 	if t.cursor < 0 || t.cursor >= len(v) {
-		return tableRow{}, false
+		return browseRow{}, false
 	}
 	return v[t.cursor], true
 }
 
 // move moves the cursor by d rows, keeping it in range.
-func (t table) move(d int) table {
+func (t browseTable) move(d int) browseTable {
 	n := len(t.visible())
 	t.cursor = max(0, min(n-1, t.cursor+d))
 	return t
@@ -79,14 +80,14 @@ func (t table) move(d int) table {
 
 // sortBy sorts by the next column (s) and flips the order when the same
 // column is asked again (S).
-func (t table) sortNext() table {
+func (t browseTable) sortNext() browseTable {
 	t.sortCol = (t.sortCol + 1) % len(t.header)
 	t.asc = false
 	t.cursor = 0
 	return t
 }
 
-func (t table) reverse() table {
+func (t browseTable) reverse() browseTable {
 	if t.sortCol < 0 {
 		t.sortCol = 0
 	}
@@ -95,7 +96,7 @@ func (t table) reverse() table {
 	return t
 }
 
-func (t table) withFilter(f string) table {
+func (t browseTable) withFilter(f string) browseTable {
 	t.filter = f
 	t.cursor = 0
 	return t
@@ -103,7 +104,7 @@ func (t table) withFilter(f string) table {
 
 // render draws the table in at most h lines (header included) and w cells,
 // scrolled so the cursor shows when focused.
-func (t table) render(st styles, w, h int, focused bool) string {
+func (t browseTable) render(st styles, w, h int, focused bool) string {
 	rows := t.visible()
 	widths := make([]int, len(t.header))
 	for c, hd := range t.header {

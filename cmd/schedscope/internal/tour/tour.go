@@ -4,8 +4,9 @@
 // rates at its /sleep scenario first in the pool model (N worker goroutines:
 // a ceiling of N / sleep req/s by Little's law) and then in the goroutine
 // model (a goroutine per request: no such ceiling), recording each as a
-// schedscope run directory. It narrates through tui.Frames, so the dashboard
-// (or plain lines) shows it, and ends with a one-screen comparison.
+// schedscope run directory (with its analysis.json and summary.txt). It
+// narrates through tui.Frames, so the dashboard (or plain lines) shows it,
+// and ends with a one-screen comparison.
 package tour
 
 import (
@@ -14,16 +15,17 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
+	"github.com/schedscope/schedscope/cmd/schedscope/internal/feed"
 	"github.com/schedscope/schedscope/collect/agent"
 	"github.com/schedscope/schedscope/collect/load"
 	"github.com/schedscope/schedscope/internal/collect"
 	"github.com/schedscope/schedscope/internal/derive"
 	"github.com/schedscope/schedscope/internal/fixtures"
 	"github.com/schedscope/schedscope/internal/fixtures/fixtureagent"
+	"github.com/schedscope/schedscope/internal/rundir"
 	"github.com/schedscope/schedscope/internal/tui"
 )
 
@@ -116,9 +118,9 @@ type Outcome struct {
 	Stopped bool
 }
 
-// Tour runs the guided tour once. Stop and TakeTrace may be called from
+// Runner runs the guided tour once. Stop and TakeTrace may be called from
 // other goroutines while Run runs.
-type Tour struct {
+type Runner struct {
 	cfg Config
 
 	mu      sync.Mutex
@@ -126,19 +128,19 @@ type Tour struct {
 	stopped bool
 }
 
-// New returns a tour for cfg (defaults filled in) or cfg's problem.
-func New(cfg Config) (*Tour, error) {
+// New returns a Runner for cfg (defaults filled in) or cfg's problem.
+func New(cfg Config) (*Runner, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Tour{cfg: cfg.withDefaults()}, nil
+	return &Runner{cfg: cfg.withDefaults()}, nil
 }
 
 // Config returns the tour's plan with its defaults.
-func (t *Tour) Config() Config { return t.cfg }
+func (t *Runner) Config() Config { return t.cfg }
 
 // Stop ends the current run early (it is saved) and skips the rest.
-func (t *Tour) Stop() {
+func (t *Runner) Stop() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.stopped = true
@@ -148,7 +150,7 @@ func (t *Tour) Stop() {
 }
 
 // TakeTrace records a trace window of the current run now.
-func (t *Tour) TakeTrace(ctx context.Context) (string, error) {
+func (t *Runner) TakeTrace(ctx context.Context) (string, error) {
 	t.mu.Lock()
 	r := t.cur
 	t.mu.Unlock()
@@ -163,7 +165,7 @@ func (t *Tour) TakeTrace(ctx context.Context) (string, error) {
 // is called from the tour's goroutines, one call at a time; it must not
 // block for long. The Outcome holds what was measured, also when ctx ends or
 // Stop is called early.
-func (t *Tour) Run(ctx context.Context, live func(tui.Frame)) (*Outcome, error) {
+func (t *Runner) Run(ctx context.Context, live func(tui.Frame)) (*Outcome, error) {
 	cfg := t.cfg
 	out := &Outcome{}
 	var offset time.Duration // the dashboard's clock runs on across runs
@@ -202,7 +204,7 @@ func (t *Tour) Run(ctx context.Context, live func(tui.Frame)) (*Outcome, error) 
 }
 
 // runModel starts the fixture in model with the agent and records one run.
-func (t *Tour) runModel(ctx context.Context, model fixtures.Model, live func(collect.Live)) (*load.Result, string, error) {
+func (t *Runner) runModel(ctx context.Context, model fixtures.Model, live func(collect.Live)) (*load.Result, string, error) {
 	cfg := t.cfg
 	fa, err := fixtureagent.New(agent.Options{})
 	if err != nil {
@@ -269,7 +271,7 @@ func (t *Tour) runModel(ctx context.Context, model fixtures.Model, live func(col
 func FrameFromLive(cfg Config, model fixtures.Model, step int, offset time.Duration, l collect.Live) tui.Frame {
 	p := l.Load
 	ceil := cfg.Ceiling()
-	f := tui.LiveFrame(fmt.Sprintf("demo %d/2 · sleep %v · %s model", step+1, cfg.Sleep, model), l)
+	f := feed.Frame(fmt.Sprintf("demo %d/2 · sleep %v · %s model", step+1, cfg.Sleep, model), l)
 	f.Phase.RunElapsed += offset
 	if model == fixtures.ModelPool {
 		f.Title += fmt.Sprintf(" (%d workers)", cfg.Workers)
@@ -284,34 +286,31 @@ func FrameFromLive(cfg Config, model fixtures.Model, step int, offset time.Durat
 		}
 		f.Pools = append(f.Pools, tui.Pool{Name: pl.Name, InUse: pl.InUse, Size: pl.Size, Waiting: pl.Waiting})
 		if pl.Saturated {
-			f.Verdicts = append(f.Verdicts, tui.PoolSaturated(pl.Name, pl.InUse, pl.Size, pl.Waiting,
+			f.Verdicts = append(f.Verdicts, feed.PoolSaturated(pl.Name, pl.InUse, pl.Size, pl.Waiting,
 				fmt.Sprintf("%s req/s (Little's law: %d / %v)", fmtRate(float64(pl.Size)/cfg.Sleep.Seconds()), pl.Size, cfg.Sleep)))
 		}
 	}
 	// Rates over the phase so far: the live interval's 2xx/s swings as a
-	// queue drains in bursts.
+	// queue drains in bursts. Queueing: 2xx/s below the share of the offered
+	// rate that load's verdicts and the derived phases call tracking.
 	running := p.OfferedRate > 0 && p.Elapsed > time.Second && p.Kind == load.Steady
 	var served float64
 	if running {
 		served = float64(p.OK) / p.Elapsed.Seconds()
 	}
-	if running && served < 0.9*p.OfferedRate && p.IntervalP50 > 2*cfg.Sleep {
-		f.Verdicts = append(f.Verdicts, tui.Verdict{Kind: tui.VerdictQueueing, Title: "latency is growing without throughput (queueing)",
+	if running && served < load.TrackingRatio*p.OfferedRate && p.IntervalP50 > 2*cfg.Sleep {
+		f.Verdicts = append(f.Verdicts, tui.Verdict{Kind: rundir.KindQueueing, Title: "latency is growing without throughput (queueing)",
 			Detail: fmt.Sprintf("offered %s req/s, %s answered per second of this step; p50 %s for %v of work", fmtRate(p.OfferedRate), fmtRate(served), fmtDur(p.IntervalP50), cfg.Sleep)})
 	}
 	if p.NotSent > 0 {
-		f.Verdicts = append(f.Verdicts, tui.Verdict{Kind: tui.VerdictGenerator, Title: "the generator is the limit",
+		f.Verdicts = append(f.Verdicts, tui.Verdict{Kind: rundir.KindGenerator, Title: "the generator is the limit",
 			Detail: fmt.Sprintf("%d requests not sent this phase: every in-flight slot was busy", p.NotSent)})
 	}
 	if running && model != fixtures.ModelPool && p.OfferedRate > ceil && served > 1.05*ceil && p.IntervalP50 > 0 && p.IntervalP50 < 2*cfg.Sleep {
-		f.Verdicts = append(f.Verdicts, tui.Verdict{Kind: tui.VerdictOK, Title: "passes the pool's ceiling",
+		f.Verdicts = append(f.Verdicts, tui.Verdict{Kind: rundir.KindPassed, Title: "passes the pool's ceiling",
 			Detail: fmt.Sprintf("%s answered per second > %s req/s, the pool model's Little's-law limit; p50 %s", fmtRate(served), fmtRate(ceil), fmtDur(p.IntervalP50))})
 	}
-	for _, n := range l.Notes {
-		if !strings.HasPrefix(n, "pool ") {
-			f.Verdicts = append(f.Verdicts, tui.Verdict{Kind: tui.VerdictInfo, Title: n})
-		}
-	}
+	f.Verdicts = append(f.Verdicts, feed.NoteVerdicts(l.Notes)...)
 	return f
 }
 
@@ -340,14 +339,14 @@ func Compare(cfg Config, out *Outcome) tui.Summary {
 	pool, okP := last(0)
 	gor, okG := last(1)
 	if okP && pool.OfferedRate > ceil {
-		s.Verdicts = append(s.Verdicts, tui.Verdict{Kind: tui.VerdictPoolSaturated, Title: "the pool model stopped at its ceiling",
+		s.Verdicts = append(s.Verdicts, tui.Verdict{Kind: rundir.KindPoolSaturated, Title: "the pool model stopped at its ceiling",
 			Detail: fmt.Sprintf("offered %s req/s, served %s; Little's law predicts %d workers / %v = %s req/s; p99 %s",
 				fmtRate(pool.OfferedRate), fmtRate(pool.OKPerS), cfg.Workers, cfg.Sleep, fmtRate(ceil), fmtMS(pool.Latency.P99))})
 	}
 	if okG && gor.OfferedRate > ceil {
-		kind, title := tui.VerdictOK, "the goroutine model passed it"
+		kind, title := rundir.KindPassed, "the goroutine model passed it"
 		if gor.OKPerS < 1.05*ceil {
-			kind, title = tui.VerdictInfo, "the goroutine model did not pass it this time"
+			kind, title = rundir.KindInfo, "the goroutine model did not pass it this time"
 		}
 		s.Verdicts = append(s.Verdicts, tui.Verdict{Kind: kind, Title: title,
 			Detail: fmt.Sprintf("offered %s req/s, served %s, p99 %s", fmtRate(gor.OfferedRate), fmtRate(gor.OKPerS), fmtMS(gor.Latency.P99))})
