@@ -41,7 +41,7 @@ type Options struct {
 	// goroutine that called Analyze.
 	Progress func(read, total int64)
 	// Size is the input's total size in bytes for Progress and Loss, when
-	// known. AnalyzeFile sets it from the file.
+	// known. TraceFile sets it from the file.
 	Size int64
 }
 
@@ -183,14 +183,14 @@ func (a *analyzer) Result() *Report {
 	return r
 }
 
-// Analyze reads one execution trace from r and reports on it.
+// Trace reads one execution trace from r and reports on it.
 //
 // Errors: an input that is empty, not a trace, or of an unsupported version
 // returns a nil Report and an error wrapping ErrNotTrace. A trace damaged
 // part-way returns the Report of what came before and a *TruncatedError.
-// When ctx is cancelled, Analyze stops and returns the Report so far with
-// ctx's error. Analyze is safe to call concurrently on different inputs.
-func Analyze(ctx context.Context, r io.Reader, opts Options) (rep *Report, err error) {
+// When ctx is cancelled, Trace stops and returns the Report so far with
+// ctx's error. Trace is safe to call concurrently on different inputs.
+func Trace(ctx context.Context, r io.Reader, opts Options) (rep *Report, err error) {
 	cr := &countingReader{r: r, total: opts.Size, progress: opts.Progress}
 	var a *analyzer
 	var validBytes int64
@@ -291,9 +291,9 @@ func panickedIn(stack []byte, prefix string) bool {
 	return false
 }
 
-// AnalyzeFile is Analyze on a file; path "-" reads standard input.
+// TraceFile is Trace on a file; path "-" reads standard input.
 // Report.Source is set to path, and errors name it.
-func AnalyzeFile(ctx context.Context, path string, opts Options) (*Report, error) {
+func TraceFile(ctx context.Context, path string, opts Options) (*Report, error) {
 	var r io.Reader
 	if path == "-" {
 		r = os.Stdin
@@ -308,7 +308,7 @@ func AnalyzeFile(ctx context.Context, path string, opts Options) (*Report, error
 		}
 		r = f
 	}
-	rep, err := Analyze(ctx, r, opts)
+	rep, err := Trace(ctx, r, opts)
 	if rep != nil {
 		rep.Source = path
 	}

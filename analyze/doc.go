@@ -6,14 +6,14 @@
 //
 // Give it a trace and read the Report:
 //
-//	rep, err := analyze.AnalyzeFile(ctx, "trace.out", analyze.Options{})
+//	rep, err := analyze.TraceFile(ctx, "trace.out", analyze.Options{})
 //	if err != nil { ... }
 //	fmt.Println(rep.Sched.PercentilesNs.P99, len(rep.Pinned.LockedGoroutines))
 //
 // The trace can come from runtime/trace.Start, `go test -trace`,
 // net/http/pprof's /debug/pprof/trace, a runtime/trace.FlightRecorder
 // snapshot, or a `schedscope run` directory (FindTrace finds the trace in
-// it). Analyze takes any io.Reader instead of a file; WriteText renders a
+// it). Trace takes any io.Reader instead of a file; WriteText renders a
 // Report as text, and a Report marshals to JSON as it is. ParseCondition
 // turns "locked>0" or "sched.p99>=5ms" into a test on a Report, for gates in
 // CI.

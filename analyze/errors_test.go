@@ -19,7 +19,7 @@ func TestBadInputIsNotATrace(t *testing.T) {
 		{"header only", []byte("go 1.26 trace\x00\x00\x00")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r, err := Analyze(context.Background(), bytes.NewReader(tc.data), Options{})
+			r, err := Trace(context.Background(), bytes.NewReader(tc.data), Options{})
 			if !errors.Is(err, ErrNotTrace) || r != nil {
 				t.Fatalf("got report %v, err %v; want nil and ErrNotTrace", r != nil, err)
 			}
@@ -33,12 +33,12 @@ func TestTruncatedTraceKeepsTheGoodPart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	full, err := Analyze(context.Background(), bytes.NewReader(data), Options{})
+	full, err := Trace(context.Background(), bytes.NewReader(data), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	cut := data[:len(data)*6/10]
-	r, err := Analyze(context.Background(), bytes.NewReader(cut), Options{Size: int64(len(cut))})
+	r, err := Trace(context.Background(), bytes.NewReader(cut), Options{Size: int64(len(cut))})
 	var te *TruncatedError
 	if !errors.As(err, &te) || r == nil || r.Loss == nil {
 		t.Fatalf("err %v (report %v): want a *TruncatedError with a partial report", err, r != nil)
@@ -55,7 +55,7 @@ func TestTruncatedTraceKeepsTheGoodPart(t *testing.T) {
 func TestCancelledKeepsPartialReport(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	r, err := AnalyzeFile(ctx, "testdata/go1.26/mixed.trace", Options{})
+	r, err := TraceFile(ctx, "testdata/go1.26/mixed.trace", Options{})
 	if !errors.Is(err, context.Canceled) || r == nil {
 		t.Fatalf("err %v report %v: want context.Canceled and a (partial) report", err, r != nil)
 	}
@@ -64,7 +64,7 @@ func TestCancelledKeepsPartialReport(t *testing.T) {
 func TestProgressReachesTheEnd(t *testing.T) {
 	var last, total int64
 	calls := 0
-	_, err := AnalyzeFile(context.Background(), "testdata/go1.26/mixed.trace", Options{Progress: func(read, tot int64) {
+	_, err := TraceFile(context.Background(), "testdata/go1.26/mixed.trace", Options{Progress: func(read, tot int64) {
 		calls++
 		last, total = read, tot
 	}})
@@ -76,8 +76,8 @@ func TestProgressReachesTheEnd(t *testing.T) {
 	}
 }
 
-func TestAnalyzeFileMissing(t *testing.T) {
-	_, err := AnalyzeFile(context.Background(), "testdata/nope.trace", Options{})
+func TestTraceFileMissing(t *testing.T) {
+	_, err := TraceFile(context.Background(), "testdata/nope.trace", Options{})
 	if err == nil || !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("err %v, want not-exist", err)
 	}

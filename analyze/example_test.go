@@ -12,8 +12,8 @@ import (
 
 // Analyze a trace file: here one of the committed test traces, in which
 // seven goroutines lock their OS threads (runtime.LockOSThread).
-func ExampleAnalyzeFile() {
-	rep, err := analyze.AnalyzeFile(context.Background(), "testdata/go1.26/locked.trace", analyze.Options{})
+func ExampleTraceFile() {
+	rep, err := analyze.TraceFile(context.Background(), "testdata/go1.26/locked.trace", analyze.Options{})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -42,13 +42,13 @@ func ExampleAnalyzeFile() {
 // snapshot). The sleeps in this trace that logged their requested duration
 // (SleepLogCategory, as schedscope's fixture and sleep probe do) get an
 // overshoot distribution; the others only their blocked and post-wake times.
-func ExampleAnalyze() {
+func ExampleTrace() {
 	f, err := os.Open("testdata/go1.26/sleep.trace")
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer f.Close()
-	rep, err := analyze.Analyze(context.Background(), f, analyze.Options{})
+	rep, err := analyze.Trace(context.Background(), f, analyze.Options{})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -34,7 +34,7 @@ func TestFlightRecorderSnapshot(t *testing.T) {
 	if err != nil {
 		t.Fatalf("flight recorder snapshot: %v", err)
 	}
-	r, err := Analyze(context.Background(), &buf, Options{})
+	r, err := Trace(context.Background(), &buf, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

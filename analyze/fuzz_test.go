@@ -27,7 +27,7 @@ func FuzzAnalyze(f *testing.F) {
 	}
 	f.Add([]byte("go 1.26 trace\x00\x00\x00"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		r, err := Analyze(context.Background(), bytes.NewReader(data), Options{PinThreshold: 1})
+		r, err := Trace(context.Background(), bytes.NewReader(data), Options{PinThreshold: 1})
 		if errors.Is(err, errAnalyzerBug) {
 			t.Fatal(err)
 		}

@@ -20,7 +20,7 @@ func TestGoldenReports(t *testing.T) {
 		{"testdata/go1.26/locked.trace", "testdata/locked.txt.golden"},
 		{"testdata/go1.26/cgo.trace", "testdata/cgo.json.golden"},
 	} {
-		r, err := AnalyzeFile(context.Background(), tc.trace, Options{})
+		r, err := TraceFile(context.Background(), tc.trace, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

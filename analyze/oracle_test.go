@@ -49,7 +49,7 @@ func TestCompatTotalsEqualGoToolTrace(t *testing.T) {
 	for _, file := range files {
 		t.Run(filepath.Base(filepath.Dir(file))+"/"+filepath.Base(file), func(t *testing.T) {
 			t.Parallel()
-			r, err := AnalyzeFile(context.Background(), file, Options{})
+			r, err := TraceFile(context.Background(), file, Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,14 +1,14 @@
 package analyze
 
 // This file holds the Report schema: the stable, JSON-tagged result of
-// Analyze. Field names and JSON keys are part of schedscope's public contract
+// Trace. Field names and JSON keys are part of schedscope's public contract
 // (docs/readme-analyze.md documents them); add fields, never rename them.
 
 // SchemaVersion is the version of the Report JSON schema. It changes only
 // when a field is removed or its meaning changes.
 const SchemaVersion = 1
 
-// Report is everything Analyze learned from one execution trace. All
+// Report is everything Trace learned from one execution trace. All
 // durations are nanoseconds of trace time; all times (T…) are nanoseconds
 // since the first event of the trace.
 type Report struct {

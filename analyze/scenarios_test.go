@@ -12,7 +12,7 @@ import (
 
 func analyzeTestdata(t *testing.T, name string, opts Options) *Report {
 	t.Helper()
-	r, err := AnalyzeFile(context.Background(), "testdata/go1.26/"+name, opts)
+	r, err := TraceFile(context.Background(), "testdata/go1.26/"+name, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -108,12 +108,12 @@ func runAnalyze(ctx context.Context, s *stdio, args []string) error {
 	var rep *analyze.Report
 	var err error
 	if path == "-" {
-		rep, err = analyze.Analyze(ctx, s.in, opts)
+		rep, err = analyze.Trace(ctx, s.in, opts)
 		if rep != nil {
 			rep.Source = "-"
 		}
 	} else {
-		rep, err = analyze.AnalyzeFile(ctx, path, opts)
+		rep, err = analyze.TraceFile(ctx, path, opts)
 	}
 	if rep == nil {
 		return err // not a trace, empty, unreadable: exit 1

@@ -44,7 +44,7 @@ func Dir(ctx context.Context, dir string) (*Derived, error) {
 	if err != nil {
 		return nil, err
 	}
-	an := Analyze(ctx, run)
+	an := Trace(ctx, run)
 	var errs []error
 	if err := w.WriteJSON(rundir.AnalysisFile, an); err != nil {
 		errs = append(errs, err)
@@ -66,7 +66,7 @@ func Dir(ctx context.Context, dir string) (*Derived, error) {
 
 // Analyze derives a run's analysis from its files: the profiles and trace
 // named in its manifest, metrics.jsonl and results.json. It writes nothing.
-func Analyze(ctx context.Context, run *rundir.Run) *rundir.Analysis {
+func Trace(ctx context.Context, run *rundir.Run) *rundir.Analysis {
 	an := &rundir.Analysis{Schema: rundir.AnalysisSchema}
 	an.Profiles = summarizeProfiles(run)
 	traceFindings := analyzeTrace(ctx, run, an)
@@ -126,7 +126,7 @@ func analyzeTrace(ctx context.Context, run *rundir.Run, an *rundir.Analysis) []r
 		an.TraceError = "no trace captured"
 		return nil
 	}
-	rep, err := analyze.AnalyzeFile(ctx, path, analyze.Options{})
+	rep, err := analyze.TraceFile(ctx, path, analyze.Options{})
 	an.Trace = rep
 	if err != nil {
 		an.TraceError = err.Error()

@@ -662,7 +662,7 @@ func RunBrowser(ctx context.Context, t Terminal, path string, opts analyze.Optio
 		Analyze: func(ctx context.Context, progress func(read, total int64)) (*analyze.Report, error) {
 			o := opts
 			o.Progress = progress
-			return analyze.AnalyzeFile(ctx, path, o)
+			return analyze.TraceFile(ctx, path, o)
 		},
 	})
 	p := tea.NewProgram(model, append(t.options(), tea.WithContext(ctx))...)

@@ -212,7 +212,7 @@ func TestBrowserOnRealTrace(t *testing.T) {
 		t.Skipf("analyzer test trace not present: %v", err)
 	}
 	b := NewBrowser(t.Context(), BrowserConfig{Source: path, Analyze: func(ctx context.Context, progress func(read, total int64)) (*analyze.Report, error) {
-		return analyze.AnalyzeFile(ctx, path, analyze.Options{Progress: progress})
+		return analyze.TraceFile(ctx, path, analyze.Options{Progress: progress})
 	}})
 	batch := b.Init()().(tea.BatchMsg)
 	b, _ = bstep(t, b, batch[0]())

@@ -50,12 +50,12 @@ func main() {
 		events, err = bare(flag.Arg(0))
 	case "analyze":
 		var r *analyze.Report
-		r, err = analyze.AnalyzeFile(context.Background(), flag.Arg(0), analyze.Options{})
+		r, err = analyze.TraceFile(context.Background(), flag.Arg(0), analyze.Options{})
 		if r != nil {
 			events = r.Events
 		}
 	case "compat":
-		r, err := analyze.AnalyzeFile(context.Background(), flag.Arg(0), analyze.Options{})
+		r, err := analyze.TraceFile(context.Background(), flag.Arg(0), analyze.Options{})
 		if err != nil {
 			log.Fatal(err)
 		}
