@@ -1,0 +1,226 @@
+package target
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Spec describes how to start one target process.
+type Spec struct {
+	// Command is a shell command line, run with `sh -c`. Used when Argv is empty.
+	Command string
+	// Argv, when set, is run directly (argv[0] is the program).
+	Argv []string
+	// GOMAXPROCS is set in the process's environment; 0 leaves the
+	// inherited environment alone.
+	GOMAXPROCS int
+	// CPUs, when non-empty, pins the process with `taskset -c CPUs`
+	// (a list such as "0-3").
+	CPUs string
+	// Log receives the process's stdout and stderr; nil discards them.
+	Log io.Writer
+}
+
+// Process is a running target started by Start. Its methods are safe for
+// concurrent use.
+type Process struct {
+	cmd  *exec.Cmd
+	pgid int
+	tail *tailBuffer
+	done chan struct{} // closed when the process has exited
+	err  error         // the exit status, valid after done is closed
+}
+
+// stopGrace is how long Stop waits after SIGTERM before SIGKILL.
+const stopGrace = 5 * time.Second
+
+// Start starts s in its own process group, with GOMAXPROCS in its environment
+// and pinned with taskset when s.CPUs is set. The process is not tied to a
+// context: the caller must call Stop. An error means no process is running.
+func Start(s Spec) (*Process, error) {
+	var argv []string
+	switch {
+	case len(s.Argv) > 0:
+		argv = append(argv, s.Argv...)
+	case strings.TrimSpace(s.Command) != "":
+		argv = []string{"sh", "-c", s.Command}
+	default:
+		return nil, errors.New("target: no command")
+	}
+	if s.CPUs != "" {
+		argv = append([]string{"taskset", "-c", s.CPUs}, argv...)
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = os.Environ()
+	if s.GOMAXPROCS > 0 {
+		cmd.Env = append(cmd.Env, "GOMAXPROCS="+strconv.Itoa(s.GOMAXPROCS))
+	}
+	tail := &tailBuffer{max: 4096}
+	var out io.Writer = tail
+	if s.Log != nil {
+		out = io.MultiWriter(tail, s.Log)
+	}
+	cmd.Stdout, cmd.Stderr = out, out
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("target %q: %w", strings.Join(argv, " "), err)
+	}
+	p := &Process{cmd: cmd, pgid: cmd.Process.Pid, tail: tail, done: make(chan struct{})}
+	go func() {
+		p.err = cmd.Wait()
+		close(p.done)
+	}()
+	return p, nil
+}
+
+// PID is the process id of the started process (the leader of its group).
+func (p *Process) PID() int { return p.cmd.Process.Pid }
+
+// Exited reports whether the process has exited, and its exit error.
+func (p *Process) Exited() (bool, error) {
+	select {
+	case <-p.done:
+		return true, p.err
+	default:
+		return false, nil
+	}
+}
+
+// Usage reads the process group's CPU time, RSS and threads from /proc. It
+// returns an error when /proc is unreadable (not Linux) or the group is gone.
+func (p *Process) Usage() (Usage, error) {
+	return groupUsage(procRoot, p.pgid)
+}
+
+// exitError describes how the process ended, with its last output line.
+func (p *Process) exitError() error {
+	status := "exited"
+	if p.err != nil {
+		status = "exited (" + p.err.Error() + ")"
+	}
+	if last := p.tail.lastLine(); last != "" {
+		return fmt.Errorf("target %s before answering: %s", status, last)
+	}
+	return fmt.Errorf("target %s before answering", status)
+}
+
+// Stop sends SIGTERM to the process group, waits up to 5 s, then sends
+// SIGKILL, and waits for the process to be reaped. It returns an error only
+// when the process had to be killed; a process that exits on SIGTERM with
+// any status is a clean stop.
+func (p *Process) Stop() error {
+	if exited, _ := p.Exited(); exited {
+		return nil
+	}
+	_ = syscall.Kill(-p.pgid, syscall.SIGTERM)
+	t := time.NewTimer(stopGrace)
+	defer t.Stop()
+	select {
+	case <-p.done:
+		return nil
+	case <-t.C:
+	}
+	_ = syscall.Kill(-p.pgid, syscall.SIGKILL)
+	<-p.done
+	return fmt.Errorf("target pid %d ignored SIGTERM for %v and was killed", p.PID(), stopGrace)
+}
+
+// ErrNotFound is wrapped by WaitReady when the URL answers 404.
+var ErrNotFound = errors.New("404 Not Found")
+
+// WaitReady polls GET url until it answers 2xx, and returns nil then. It
+// returns an error at once when the process exits or the URL answers a 4xx
+// status (a wrong URL), and when the deadline passes without a 2xx answer.
+// p may be nil for a target this package did not start.
+func WaitReady(ctx context.Context, p *Process, url string, deadline time.Duration) error {
+	parent := ctx
+	ctx, cancel := context.WithTimeout(ctx, deadline)
+	defer cancel()
+	client := &http.Client{Timeout: time.Second}
+	defer client.CloseIdleConnections()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	var last error
+	for {
+		if p != nil {
+			if exited, _ := p.Exited(); exited {
+				return p.exitError()
+			}
+		}
+		status, err := probe(ctx, client, url)
+		switch {
+		case err == nil && status/100 == 2:
+			return nil
+		case err == nil && status == http.StatusNotFound:
+			return fmt.Errorf("GET %s: %w: check --url (or the scenario's path)", url, ErrNotFound)
+		case err == nil && status/100 == 4:
+			return fmt.Errorf("GET %s answered %d %s", url, status, http.StatusText(status))
+		case err == nil:
+			last = fmt.Errorf("answered %d %s", status, http.StatusText(status))
+		case ctx.Err() == nil || last == nil:
+			last = err // not the probe cut short by the deadline
+		}
+		select {
+		case <-ctx.Done():
+			if p != nil {
+				if exited, _ := p.Exited(); exited {
+					return p.exitError()
+				}
+			}
+			if err := parent.Err(); err != nil {
+				return err
+			}
+			return fmt.Errorf("GET %s did not answer 2xx within %v (last: %v)", url, deadline, last)
+		case <-tick.C:
+		}
+	}
+}
+
+// probe sends one GET and returns the status code.
+func probe(ctx context.Context, client *http.Client, url string) (int, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+	_ = resp.Body.Close()
+	return resp.StatusCode, nil
+}
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	b   []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if len(t.b) > t.max {
+		t.b = append(t.b[:0], t.b[len(t.b)-t.max:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) lastLine() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	lines := strings.Split(strings.TrimSpace(string(t.b)), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
+}
