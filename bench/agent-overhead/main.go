@@ -7,7 +7,7 @@
 //
 // The target is this program itself in -serve mode: the fixture server
 // (goroutine model) with or without the agent at /debug/schedscope/. Its CPU
-// comes from /proc/PID/stat over each steady phase. The load generator runs
+// comes from /proc over each steady phase. The load generator runs
 // in this process, so the machine's load matters: the program prints the load
 // average before and after.
 //
@@ -27,7 +27,6 @@ import (
 	"os/exec"
 	"os/signal"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -37,6 +36,7 @@ import (
 	"github.com/schedscope/schedscope/collect/load"
 	"github.com/schedscope/schedscope/internal/fixtures"
 	"github.com/schedscope/schedscope/internal/fixtures/fixtureagent"
+	"github.com/schedscope/schedscope/internal/target"
 )
 
 func main() {
@@ -138,7 +138,7 @@ func bench(ctx context.Context, rounds int, rate float64, duration, warmup time.
 			return fmt.Errorf("unknown variant %q (known: none, agent, agent-nofr, agent+profiling)", n)
 		}
 	}
-	fmt.Printf("load average before: %s\n", loadavg())
+	fmt.Printf("load average before: %s\n", target.LoadAverage())
 	fmt.Printf("variants %s (agent: flight recorder on, /metrics polled at 1 Hz; -nofr: recorder off; +profiling: block/mutex profiling on)\n", strings.Join(names, ", "))
 	fmt.Printf("variants run at the same time: %v\n", together)
 	fmt.Printf("rate %.0f req/s, %v steady + %v warm-up per variant, %d rounds, path %s\n\n", rate, duration, warmup, rounds, path)
@@ -187,7 +187,7 @@ func bench(ctx context.Context, rounds int, rate float64, duration, warmup time.
 		fmt.Printf("  %-16s %7.1f us   %+6.1f %% (median total %+.1f %%)\n", name, median(res[name]), median(diffs),
 			100*(median(res[name])/median(res[base])-1))
 	}
-	fmt.Printf("load average after: %s\n", loadavg())
+	fmt.Printf("load average after: %s\n", target.LoadAverage())
 	return nil
 }
 
@@ -232,7 +232,7 @@ func measure(ctx context.Context, flags []string, rate float64, duration, warmup
 	}
 	base, _, _ := strings.Cut(strings.TrimPrefix(strings.TrimSpace(line), "listening on "), " ")
 	go io.Copy(io.Discard, stdout)
-	if err := waitReady(ctx, base+"/stats"); err != nil {
+	if err := target.WaitReady(ctx, nil, base+"/stats", 15*time.Second); err != nil {
 		return measurement{}, err
 	}
 
@@ -288,42 +288,8 @@ func measure(ctx context.Context, flags []string, rate float64, duration, warmup
 	return m, nil
 }
 
-// procCPU is the process's user+system time from /proc/PID/stat.
+// procCPU is the process's user+system time, 0 when /proc cannot say.
 func procCPU(pid int) time.Duration {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	s := string(b)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	if len(f) < 13 {
-		return 0
-	}
-	ut, _ := strconv.ParseInt(f[11], 10, 64)
-	st, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(ut+st) * 10 * time.Millisecond
-}
-
-func waitReady(ctx context.Context, url string) error {
-	deadline := time.Now().Add(15 * time.Second)
-	for time.Now().Before(deadline) {
-		if resp, err := http.Get(url); err == nil {
-			resp.Body.Close()
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
-	return fmt.Errorf("target at %s never answered", url)
-}
-
-func loadavg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "unknown"
-	}
-	return strings.Join(strings.Fields(string(b))[:3], " ")
+	u, _ := target.ReadUsage(pid)
+	return u.CPU
 }

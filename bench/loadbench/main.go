@@ -35,7 +35,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -45,7 +44,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/schedscope/schedscope/internal/sweep"
+	"github.com/schedscope/schedscope/internal/target"
 )
 
 type options struct {
@@ -110,7 +109,7 @@ func run(ctx context.Context, o options) error {
 		defer stop()
 		url = u
 	}
-	fmt.Printf("target %s; %d runs each; load average before: %s\n\n", url, o.runs, loadavg())
+	fmt.Printf("target %s; %d runs each; load average before: %s\n\n", url, o.runs, target.LoadAverage())
 
 	b := &bench{o: o, dir: dir, ss: ss, url: url}
 	if o.target == "" {
@@ -126,7 +125,7 @@ func run(ctx context.Context, o options) error {
 			return err
 		}
 	}
-	fmt.Printf("\nload average after: %s\n", loadavg())
+	fmt.Printf("\nload average after: %s\n", target.LoadAverage())
 	return nil
 }
 
@@ -478,20 +477,6 @@ func median(ms []measure, f func(measure) float64) float64 {
 	return (xs[len(xs)/2-1] + xs[len(xs)/2]) / 2
 }
 
-func loadavg() string {
-	f, err := os.Open("/proc/loadavg")
-	if err != nil {
-		return "unknown"
-	}
-	defer f.Close()
-	b, _ := io.ReadAll(f)
-	fields := strings.Fields(string(b))
-	if len(fields) < 3 {
-		return "unknown"
-	}
-	return strings.Join(fields[:3], " ")
-}
-
 // waitQuiet waits until the machine's CPUs were less than limit busy (a
 // share of all of them) over two consecutive 250 ms windows, up to max; it
 // returns the last window's share, and an error when max passed first.
@@ -499,15 +484,15 @@ func waitQuiet(ctx context.Context, limit float64, max time.Duration) (float64, 
 	deadline := time.Now().Add(max)
 	var busy float64
 	quiet := 0
-	prev, err := sweep.ReadMachineCPU()
+	prev, err := target.ReadMachineCPU()
 	for err == nil && time.Now().Before(deadline) {
 		select {
 		case <-ctx.Done():
 			return busy, ctx.Err()
 		case <-time.After(250 * time.Millisecond):
 		}
-		var cur sweep.MachineCPU
-		if cur, err = sweep.ReadMachineCPU(); err != nil {
+		var cur target.MachineCPU
+		if cur, err = target.ReadMachineCPU(); err != nil {
 			break
 		}
 		busy, prev = cur.BusyShare(prev), cur

@@ -15,6 +15,7 @@ import (
 	"github.com/schedscope/schedscope/internal/report"
 	"github.com/schedscope/schedscope/internal/rundir"
 	"github.com/schedscope/schedscope/internal/sweep"
+	"github.com/schedscope/schedscope/internal/target"
 	"github.com/schedscope/schedscope/internal/tui"
 )
 
@@ -145,7 +146,7 @@ func useFixture(cfg *sweep.Config) error {
 	if err != nil {
 		return fmt.Errorf("--fixture: finding this binary: %w", err)
 	}
-	addr, err := sweep.FreeLoopbackAddr()
+	addr, err := target.FreeLoopbackAddr()
 	if err != nil {
 		return err
 	}

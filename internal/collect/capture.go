@@ -6,9 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -16,6 +14,7 @@ import (
 
 	"github.com/schedscope/schedscope/collect/load"
 	"github.com/schedscope/schedscope/internal/rundir"
+	"github.com/schedscope/schedscope/internal/target"
 )
 
 // Capture timing margins.
@@ -25,8 +24,6 @@ const (
 	// endMargin is how long before the last steady phase's end the end
 	// profiles are taken, so they fall inside it.
 	endMargin = 200 * time.Millisecond
-	// busyRetry is how long a capture refused with 429 is retried.
-	busyRetry = 3 * time.Second
 	// finishTimeout bounds the captures taken after the load ended.
 	finishTimeout = 20 * time.Second
 )
@@ -45,7 +42,7 @@ var (
 func (st *runState) captureLoop(ctx context.Context) {
 	defer close(st.r.done)
 	defer st.finishCaptures(ctx)
-	if st.client.source == rundir.SourceNone {
+	if st.client.Source() == rundir.SourceNone {
 		select {
 		case <-st.loadDone:
 		case <-ctx.Done():
@@ -142,7 +139,8 @@ func (st *runState) idle(ctx context.Context, t time.Time) bool {
 // while the piece runs (a flight-recorder snapshot is not a capture). It
 // returns false when the load ended or ctx is done.
 func (st *runState) fgprofUntil(ctx context.Context, t time.Time) bool {
-	if st.client.source != rundir.SourceAgent {
+	a, ok := st.client.(*target.Agent)
+	if !ok {
 		return true
 	}
 	for time.Until(t) >= minFgprofPiece {
@@ -151,7 +149,7 @@ func (st *runState) fgprofUntil(ctx context.Context, t time.Time) bool {
 		done := make(chan error, 1)
 		var buf bytes.Buffer
 		go func() {
-			done <- st.client.fetch(pieceCtx, st.client.long, http.MethodGet, "fgprof?seconds="+secs(d), &buf)
+			done <- a.Fgprof(pieceCtx, d, &buf)
 		}()
 		st.setCapture(fmt.Sprintf("fgprof %.1fs", d.Seconds()))
 		var interrupt func()
@@ -213,7 +211,7 @@ func (st *runState) traceWindow(ctx context.Context, name string, win time.Durat
 	start := time.Now()
 	st.setCapture(fmt.Sprintf("trace window %.1f-%.1f s", st.loadClock(start), st.loadClock(start.Add(win))))
 	defer st.setCapture("")
-	err := st.stream(ctx, name, st.client.tracePath(win))
+	err := st.stream(ctx, name, func(ctx context.Context, w io.Writer) error { return st.client.Trace(ctx, win, w) })
 	if name == rundir.TraceFile {
 		st.traceCapture, st.traceStartS, st.traceEndS = kind, st.loadClock(start), st.loadClock(time.Now())
 		if kind == rundir.TraceWindow {
@@ -236,15 +234,15 @@ func (st *runState) snapshot(ctx context.Context, reason string) {
 	st.mu.Lock()
 	st.notes = append(st.notes, rundir.Note{Kind: rundir.KindSnapshot, Text: "taking the snapshot: " + reason})
 	st.mu.Unlock()
-	idx := st.client.index
-	if st.client.source != rundir.SourceAgent || idx == nil || idx.FlightRecorder != "on" {
+	a, ok := st.client.(*target.Agent)
+	if !ok || a.Index() == nil || a.Index().FlightRecorder != "on" {
 		st.traceWindow(ctx, rundir.TraceFile, st.r.cfg.TraceWindow, rundir.TraceWindow)
 		st.traceReason = reason + "; no flight recorder, so a window from then"
 		return
 	}
 	st.setCapture("flight-recorder snapshot")
 	defer st.setCapture("")
-	err := st.stream(ctx, rundir.TraceFile, "flightrecorder")
+	err := st.stream(ctx, rundir.TraceFile, a.FlightRecorder)
 	st.traceCapture, st.traceReason, st.traceEndS = rundir.TraceFlightRecorder, reason, st.loadClock(time.Now())
 	if err != nil {
 		st.rd.RecordMissing("flight-recorder snapshot", err)
@@ -261,27 +259,15 @@ func (st *runState) serveTraceNow(ctx context.Context, req captureReq) {
 	req.reply <- captureReply{path: st.rd.Path(name), err: err}
 }
 
-// stream writes base+path into the run directory's file name as it
-// arrives, and records it in the manifest.
-//
-// A 429 (the agent still finishing a capture we cut, or another client's)
-// is retried for up to busyRetry.
-func (st *runState) stream(ctx context.Context, name, path string) error {
+// stream writes what capture streams (a trace window, a flight-recorder
+// snapshot) into the run directory's file name as it arrives, and records
+// it in the manifest.
+func (st *runState) stream(ctx context.Context, name string, capture func(context.Context, io.Writer) error) error {
 	f, err := os.Create(st.rd.Path(name))
 	if err != nil {
 		return fmt.Errorf("run directory: %w", err)
 	}
-	for deadline := time.Now().Add(busyRetry); ; {
-		err = st.client.fetch(ctx, st.client.long, http.MethodGet, path, f)
-		var hs *errHTTPStatus
-		if !errors.As(err, &hs) || hs.code != http.StatusTooManyRequests || time.Now().After(deadline) {
-			break
-		}
-		select {
-		case <-ctx.Done():
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
+	err = capture(ctx, f)
 	if cerr := f.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("run directory: %w", cerr)
 	}
@@ -302,7 +288,7 @@ func (st *runState) takeProfiles(ctx context.Context, names []string, into *map[
 		if _, done := (*into)[name]; done {
 			continue
 		}
-		b, err := st.client.get(ctx, st.client.http, st.client.profilePath(name))
+		b, err := st.client.Profile(ctx, name)
 		if err != nil {
 			continue // finishCaptures retries the end set; writeProfiles reports what is missing
 		}
@@ -315,7 +301,7 @@ func (st *runState) takeProfiles(ctx context.Context, names []string, into *map[
 // has not happened, each bounded on its own so an interrupted run still
 // gets them when the target is alive.
 func (st *runState) finishCaptures(ctx context.Context) {
-	if st.client.source == rundir.SourceNone {
+	if st.client.Source() == rundir.SourceNone {
 		return
 	}
 	fin, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
@@ -338,13 +324,11 @@ func (st *runState) finishCaptures(ctx context.Context) {
 	}
 }
 
-func secs(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', 3, 64) }
-
 // writeProfiles turns the captured profiles into *.pb.gz files, each
 // recorded in the manifest with the span it covers; what was not captured
 // is recorded as missing. It returns the manifest write errors.
 func (st *runState) writeProfiles() error {
-	if st.client.source == rundir.SourceNone {
+	if st.client.Source() == rundir.SourceNone {
 		return nil
 	}
 	var errs []error
@@ -392,7 +376,7 @@ func (st *runState) writeProfiles() error {
 		}
 		keep(st.rd.RecordProfile(rundir.ProfileFile(name), name+" profile, "+w+" (go tool pprof)", w))
 	}
-	if st.client.source != rundir.SourceAgent {
+	if st.client.Source() != rundir.SourceAgent {
 		return errors.Join(errs...)
 	}
 	var pieces []*profile.Profile

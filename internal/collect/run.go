@@ -14,7 +14,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -26,7 +25,6 @@ import (
 	"github.com/schedscope/schedscope/collect/load"
 	"github.com/schedscope/schedscope/internal/cond"
 	"github.com/schedscope/schedscope/internal/rundir"
-	"github.com/schedscope/schedscope/internal/sweep"
 	"github.com/schedscope/schedscope/internal/target"
 )
 
@@ -243,16 +241,16 @@ func (r *Runner) Run(ctx context.Context) (*Outcome, error) {
 	}
 
 	// The target process, when local.
-	var usage func() (ProcUsage, error)
-	var proc *sweep.Process
+	var usage func() (target.Usage, error)
+	var proc *target.Process
 	switch {
 	case cfg.Command != "":
-		proc, err = sweep.Start(sweep.Target{Command: cfg.Command, Log: cfg.CommandLog})
+		proc, err = target.Start(target.Spec{Command: cfg.Command, Log: cfg.CommandLog})
 		if err != nil {
 			return r.failStart(rd, fmt.Errorf("starting the target: %w", err))
 		}
 		defer proc.Stop()
-		if err := sweep.WaitReady(ctx, proc, cfg.Load.URL, cfg.ReadyTimeout); err != nil {
+		if err := target.WaitReady(ctx, proc, cfg.Load.URL, cfg.ReadyTimeout); err != nil {
 			return r.failStart(rd, fmt.Errorf("target %q: %w", cfg.Command, err))
 		}
 		if exited, err := proc.Exited(); exited {
@@ -260,28 +258,27 @@ func (r *Runner) Run(ctx context.Context) (*Outcome, error) {
 			return r.failStart(rd, fmt.Errorf("target %q exited (%v) although %s answered: is another server on that address?", cfg.Command, err, cfg.Load.URL))
 		}
 		pid := proc.PID()
-		usage = func() (ProcUsage, error) {
+		usage = func() (target.Usage, error) {
 			if exited, err := proc.Exited(); exited {
-				return ProcUsage{}, fmt.Errorf("the target process exited: %v", err)
+				return target.Usage{}, fmt.Errorf("the target process exited: %v", err)
 			}
-			u, err := proc.Usage()
-			return ProcUsage{CPU: u.CPU, RSS: u.RSS, Threads: u.Threads}, err
+			return proc.Usage()
 		}
 		rd.UpdateManifest(func(m *rundir.Manifest) { m.Target.PID = pid })
 	case cfg.PID != 0:
-		if _, err := readProcUsage("/proc", cfg.PID); err != nil {
+		if _, err := target.ReadUsage(cfg.PID); err != nil {
 			return r.failStart(rd, fmt.Errorf("--pid: %w", err))
 		}
-		usage = func() (ProcUsage, error) { return readProcUsage("/proc", cfg.PID) }
+		usage = func() (target.Usage, error) { return target.ReadUsage(cfg.PID) }
 		rd.UpdateManifest(func(m *rundir.Manifest) { m.Target.PID = cfg.PID })
 	}
 	st.usage = usage
 
-	client, err := discover(ctx, cfg.Load.URL, cfg.AgentURL, cfg.PprofURL, cfg.Token)
+	client, err := target.Discover(ctx, cfg.Load.URL, cfg.AgentURL, cfg.PprofURL, cfg.Token)
 	if err != nil {
 		return r.failStart(rd, err)
 	}
-	defer client.close()
+	defer client.Close()
 	st.client = client
 	r.armFlightRecorder(ctx, client)
 	if err := rd.UpdateManifest(func(m *rundir.Manifest) { r.describeTarget(m, client) }); err != nil {
@@ -430,21 +427,21 @@ func (r *Runner) initialManifest() rundir.Manifest {
 		Status:    rundir.StatusRunning,
 		Files:     []rundir.FileEntry{},
 	}
-	m.Machine = sweep.DescribeMachine()
+	m.Machine = target.DescribeMachine()
 	return m
 }
 
-func (r *Runner) describeTarget(m *rundir.Manifest, c *targetClient) {
-	m.Target.Source = c.source
-	switch c.source {
-	case rundir.SourceAgent:
-		m.Config.AgentURL = c.base
-		if idx := c.index; idx != nil {
+func (r *Runner) describeTarget(m *rundir.Manifest, c target.Client) {
+	m.Target.Source = c.Source()
+	switch c := c.(type) {
+	case *target.Agent:
+		m.Config.AgentURL = c.URL()
+		if idx := c.Index(); idx != nil {
 			m.Target.GoVersion, m.Target.GOMAXPROCS, m.Target.NumCPU = idx.GoVersion, idx.GOMAXPROCS, idx.NumCPU
 			m.Target.FlightRecorder, m.Target.Pools = idx.FlightRecorder, idx.Pools
 		}
-	case rundir.SourcePprof:
-		m.Config.PprofURL = c.base
+	case *target.Pprof:
+		m.Config.PprofURL = c.URL()
 	}
 }
 
@@ -452,20 +449,24 @@ func (r *Runner) describeTarget(m *rundir.Manifest, c *targetClient) {
 // run (and a minute more) when the run will want its snapshot, then
 // rereads the agent's index. A failure leaves the index as it was: the run
 // then takes a trace window instead and says so.
-func (r *Runner) armFlightRecorder(ctx context.Context, c *targetClient) {
-	if c.source != rundir.SourceAgent || c.index == nil || c.index.FlightRecorder != agent.FlightRecorderOnDemand || r.cfg.SnapshotWhen == "" {
+func (r *Runner) armFlightRecorder(ctx context.Context, c target.Client) {
+	a, ok := c.(*target.Agent)
+	if !ok || r.cfg.SnapshotWhen == "" {
+		return
+	}
+	if idx := a.Index(); idx == nil || idx.FlightRecorder != agent.FlightRecorderOnDemand {
 		return
 	}
 	d := min(r.cfg.Load.PlannedDuration()+r.cfg.Load.Timeout+time.Minute, agent.MaxArm)
-	if err := c.fetch(ctx, c.http, http.MethodPost, "flightrecorder/arm?for="+d.String(), io.Discard); err != nil {
+	if err := a.ArmFlightRecorder(ctx, d); err != nil {
 		return
 	}
-	_ = c.readIndex(ctx)
+	_, _ = a.ReadIndex(ctx)
 }
 
 // recordMissingUpFront notes in the manifest what this target cannot give.
-func (r *Runner) recordMissingUpFront(rd *rundir.Writer, c *targetClient, local bool) {
-	switch c.source {
+func (r *Runner) recordMissingUpFront(rd *rundir.Writer, c target.Client, local bool) {
+	switch c.Source() {
 	case rundir.SourcePprof:
 		rd.RecordMissing("runtime metrics (goroutines by state, sched latencies, GC pauses, GOMAXPROCS), pools, fgprof, flight recorder",
 			errors.New("the target has net/http/pprof but not schedscope's agent: goroutine and thread counts come from the goroutine and threadcreate profiles, the trace from /debug/pprof/trace"))
@@ -476,8 +477,10 @@ func (r *Runner) recordMissingUpFront(rd *rundir.Writer, c *targetClient, local 
 	if !local {
 		rd.RecordMissing("target CPU and RSS from /proc", errors.New("the target is not local (no --pid or --cmd); CPU per request is the runtime's estimate, without kernel time"))
 	}
-	if c.source == rundir.SourceAgent && c.index != nil && c.index.FlightRecorder != "on" && r.cfg.SnapshotWhen != "" {
-		rd.RecordMissing("flight-recorder snapshot", fmt.Errorf("the agent's flight recorder is %q; a trace window is taken instead", c.index.FlightRecorder))
+	if a, ok := c.(*target.Agent); ok && r.cfg.SnapshotWhen != "" {
+		if idx := a.Index(); idx != nil && idx.FlightRecorder != "on" {
+			rd.RecordMissing("flight-recorder snapshot", fmt.Errorf("the agent's flight recorder is %q; a trace window is taken instead", idx.FlightRecorder))
+		}
 	}
 }
 
@@ -492,8 +495,8 @@ func moduleVersion() string {
 type runState struct {
 	r       *Runner
 	rd      *rundir.Writer
-	client  *targetClient
-	usage   func() (ProcUsage, error)
+	client  target.Client
+	usage   func() (target.Usage, error)
 	metrics *rundir.Appender
 	cancel  context.CancelCauseFunc
 
@@ -562,7 +565,7 @@ func (st *runState) onProgress(p load.Progress) {
 
 // liveLocked builds a Live value; the caller holds mu.
 func (st *runState) liveLocked() Live {
-	l := Live{Load: st.last, Target: st.point, PolledAt: st.polledAt, Source: st.client.source, Capture: st.capture,
+	l := Live{Load: st.last, Target: st.point, PolledAt: st.polledAt, Source: st.client.Source(), Capture: st.capture,
 		Notes: append([]rundir.Note(nil), st.notes...)}
 	if !st.loadStart.IsZero() {
 		l.At = time.Since(st.loadStart)
@@ -614,16 +617,16 @@ func (st *runState) baseline(ctx context.Context) {
 func (st *runState) read(ctx context.Context) (target.Poll, []string) {
 	ps := target.Poll{At: time.Now()}
 	var errs []string
-	switch st.client.source {
-	case rundir.SourceAgent:
-		snap, err := st.client.snapshot(ctx)
+	switch c := st.client.(type) {
+	case *target.Agent:
+		snap, err := c.Snapshot(ctx)
 		if err != nil {
 			errs = append(errs, err.Error())
 		} else {
 			ps.Agent = snap
 		}
-	case rundir.SourcePprof:
-		g, t, err := st.client.pprofCounts(ctx)
+	case *target.Pprof:
+		g, t, err := c.Counts(ctx)
 		if err != nil {
 			errs = append(errs, err.Error())
 		} else {
@@ -669,7 +672,7 @@ func (st *runState) pollOnce(ctx context.Context) {
 	}
 	ps.OKTotal = int64(st.okTotal)
 	tp := target.Point(st.prev, ps)
-	if st.client.source == rundir.SourcePprof && ps.Agent != nil {
+	if st.client.Source() == rundir.SourcePprof && ps.Agent != nil {
 		tp.HasAgent = false
 		tp.Goroutines = ps.Agent.Values[rundir.MetricGoroutines]
 		if tp.Threads == 0 {
@@ -684,8 +687,8 @@ func (st *runState) pollOnce(ctx context.Context) {
 		line.Error = strings.Join(errs, "; ")
 	}
 	gone := false
-	lost := (st.client.source == rundir.SourceAgent && ps.Agent == nil) ||
-		(st.client.source == rundir.SourcePprof && tp.Goroutines == 0) || (st.usage != nil && ps.Proc == nil)
+	lost := (st.client.Source() == rundir.SourceAgent && ps.Agent == nil) ||
+		(st.client.Source() == rundir.SourcePprof && tp.Goroutines == 0) || (st.usage != nil && ps.Proc == nil)
 	if lost {
 		st.failures++
 		gone = st.failures >= 3 || (st.usage != nil && ps.Proc == nil)

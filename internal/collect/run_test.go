@@ -21,7 +21,7 @@ import (
 	"github.com/schedscope/schedscope/internal/fixtures"
 	"github.com/schedscope/schedscope/internal/fixtures/fixtureagent"
 	"github.com/schedscope/schedscope/internal/rundir"
-	"github.com/schedscope/schedscope/internal/sweep"
+	"github.com/schedscope/schedscope/internal/target"
 )
 
 func TestMain(m *testing.M) {
@@ -389,7 +389,7 @@ func TestInterruptedBySIGINT(t *testing.T) {
 // TestKilledTarget: the target (started with Command) is killed mid-run;
 // the run stops, and the directory is valid and marked interrupted.
 func TestKilledTarget(t *testing.T) {
-	addr, err := sweep.FreeLoopbackAddr()
+	addr, err := target.FreeLoopbackAddr()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,8 @@ import (
 	"github.com/schedscope/schedscope/internal/fixtures"
 	"github.com/schedscope/schedscope/internal/rundir"
 	"github.com/schedscope/schedscope/internal/sweep"
+	"github.com/schedscope/schedscope/internal/target"
+	"github.com/schedscope/schedscope/internal/target/targettest"
 )
 
 // The test binary doubles as the fixture server: a sweep starts it as a
@@ -72,14 +74,7 @@ func serveFixture(spec string) error {
 // throughput collapses, which hides the ceiling (a lesson of its own).
 func sweepFixture(t *testing.T, model string, workers, queue int, path string, rates []float64) *SweepReport {
 	t.Helper()
-	addr, err := sweep.FreeLoopbackAddr()
-	if err != nil {
-		t.Fatal(err)
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
+	exe, addr := targettest.Self(t)
 	t.Setenv("REPORT_TEST_FIXTURE", fmt.Sprintf("%s %s %d %d", addr, model, workers, queue))
 	limit := 0
 	if model != "goroutine" {
@@ -87,7 +82,7 @@ func sweepFixture(t *testing.T, model string, workers, queue int, path string, r
 	}
 	dir := t.TempDir()
 	var lines []string
-	_, err = sweep.Run(context.Background(), sweep.Config{
+	_, err := sweep.Run(context.Background(), sweep.Config{
 		Argv: []string{exe}, URL: "http://" + addr + path, Model: model, Scenario: strings.Trim(path[:strings.IndexAny(path+"?", "?")], "/"),
 		ConcurrencyLimit: limit,
 		GOMAXPROCS:       []int{1, 2}, Rates: rates, Iterations: 1,
@@ -206,7 +201,7 @@ func TestReproduceCPUScalesWithGOMAXPROCS(t *testing.T) {
 	cpuRatio := two.BusyPs / one.BusyPs
 	ratio := two.Ceiling / one.Ceiling
 	t.Logf("ceilings %.0f and %.0f req/s (%.2fx); busy Ps %.2f and %.2f (%.2fx); limits %s and %s; scaling %s; load average %s",
-		one.Ceiling, two.Ceiling, ratio, one.BusyPs, two.BusyPs, cpuRatio, one.Limit, two.Limit, r.Analysis.Scaling.Kind, loadAverage())
+		one.Ceiling, two.Ceiling, ratio, one.BusyPs, two.BusyPs, cpuRatio, one.Limit, two.Limit, r.Analysis.Scaling.Kind, target.LoadAverage())
 	if r.Analysis.Scaling.Kind == capacity.BlockingBound {
 		t.Errorf("CPU work called blocking-bound: %s", r.Analysis.Scaling.Reason)
 	}
@@ -221,12 +216,4 @@ func TestReproduceCPUScalesWithGOMAXPROCS(t *testing.T) {
 	case ratio < 0.75*cpuRatio || ratio < 1.15:
 		t.Errorf("ceiling grew %.2fx while the target got %.2fx the CPU; CPU work must follow the CPU", ratio, cpuRatio)
 	}
-}
-
-func loadAverage() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "unknown"
-	}
-	return strings.Join(strings.Fields(string(b))[:3], " ")
 }

@@ -24,17 +24,14 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/rand/v2"
-	"net"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/schedscope/schedscope/internal/rundir"
+	"github.com/schedscope/schedscope/internal/target"
 )
 
 // Loader offers load to the target. Run calls it for the warm-up and once per
@@ -237,10 +234,10 @@ func Run(ctx context.Context, cfg Config) (*rundir.Sweep, error) {
 			return nil, fmt.Errorf("sweep plan: %w", err)
 		}
 	}
-	allowed := AllowedCPUs()
+	allowed := target.AllowedCPUs()
 	if plan.TargetCPUs != "" {
 		var err error
-		if allowed, err = ParseCPUList(plan.TargetCPUs); err != nil {
+		if allowed, err = target.ParseCPUList(plan.TargetCPUs); err != nil {
 			return nil, fmt.Errorf("sweep plan: target CPUs: %w", err)
 		}
 	}
@@ -262,7 +259,7 @@ func NewPlan(cfg Config) (rundir.SweepPlan, error) {
 		URL: cfg.URL, Agent: cfg.Agent, AgentOptional: cfg.AgentOptional, Live: cfg.Live, Scenario: cfg.Scenario, Model: cfg.Model,
 		ConcurrencyLimit: cfg.ConcurrencyLimit,
 		Iterations:       cfg.Iterations, Pinned: !cfg.NoPin && !cfg.Live, TargetCPUs: cfg.TargetCPUs,
-		Machine: DescribeMachine(), Started: time.Now().UTC(),
+		Machine: target.DescribeMachine(), Started: time.Now().UTC(),
 	}
 	if len(cfg.GOMAXPROCS) == 0 {
 		return p, errors.New("no GOMAXPROCS values: give --gomaxprocs 1,2,4")
@@ -298,7 +295,7 @@ func NewPlan(cfg Config) (rundir.SweepPlan, error) {
 		p.Iterations = DefaultIterations
 	}
 	if cfg.TargetCPUs != "" {
-		if _, err := ParseCPUList(cfg.TargetCPUs); err != nil {
+		if _, err := target.ParseCPUList(cfg.TargetCPUs); err != nil {
 			return p, fmt.Errorf("--target-cpus: %w", err)
 		}
 	}
@@ -400,10 +397,10 @@ func (r *runner) run(ctx context.Context) error {
 		r.emit(Event{Kind: EventFinished})
 		return nil
 	}
-	var agent *AgentClient
+	var agent *target.Agent
 	if r.plan.Agent != "" {
 		var err error
-		if agent, err = NewAgentClient(r.plan.Agent, r.cfg.AgentToken); err != nil {
+		if agent, err = target.NewAgent(r.plan.Agent, r.cfg.AgentToken); err != nil {
 			return err
 		}
 		defer agent.Close()
@@ -421,7 +418,7 @@ func (r *runner) run(ctx context.Context) error {
 }
 
 // runGroup runs one fresh target process through its steps.
-func (r *runner) runGroup(ctx context.Context, g group, agent *AgentClient) (err error) {
+func (r *runner) runGroup(ctx context.Context, g group, agent *target.Agent) (err error) {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -441,7 +438,7 @@ func (r *runner) runGroup(ctx context.Context, g group, agent *AgentClient) (err
 			err = fmt.Errorf("target log: %w", cerr)
 		}
 	}()
-	p, err := Start(Target{Command: r.plan.Command, Argv: r.plan.Argv, GOMAXPROCS: g.gomaxprocs, CPUs: pinned, Log: logFile})
+	p, err := target.Start(target.Spec{Command: r.plan.Command, Argv: r.plan.Argv, GOMAXPROCS: g.gomaxprocs, CPUs: pinned, Log: logFile})
 	if err != nil {
 		return err
 	}
@@ -450,7 +447,7 @@ func (r *runner) runGroup(ctx context.Context, g group, agent *AgentClient) (err
 		serr := p.Stop()
 		r.emit(Event{Kind: EventStop, GOMAXPROCS: g.gomaxprocs, Iteration: g.iteration, PID: p.PID(), Err: serr})
 	}()
-	if err := WaitReady(ctx, p, r.plan.URL, r.readyTimeout()); err != nil {
+	if err := target.WaitReady(ctx, p, r.plan.URL, r.readyTimeout()); err != nil {
 		return fmt.Errorf("GOMAXPROCS %d, iteration %d: %w", g.gomaxprocs, g.iteration, err)
 	}
 	r.emit(Event{Kind: EventReady, GOMAXPROCS: g.gomaxprocs, Iteration: g.iteration, PID: p.PID()})
@@ -469,15 +466,15 @@ func (r *runner) runGroup(ctx context.Context, g group, agent *AgentClient) (err
 }
 
 // runLive runs every group in one target, setting GOMAXPROCS via the agent.
-func (r *runner) runLive(ctx context.Context, groups []group, agent *AgentClient) (err error) {
-	var p *Process
+func (r *runner) runLive(ctx context.Context, groups []group, agent *target.Agent) (err error) {
+	var p *target.Process
 	if strings.TrimSpace(r.plan.Command) != "" || len(r.plan.Argv) > 0 {
 		logFile, err := os.OpenFile(filepath.Join(r.cfg.Dir, rundir.LogsDir, "live.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 		if err != nil {
 			return fmt.Errorf("target log: %w", err)
 		}
 		defer logFile.Close()
-		if p, err = Start(Target{Command: r.plan.Command, Argv: r.plan.Argv, Log: logFile}); err != nil {
+		if p, err = target.Start(target.Spec{Command: r.plan.Command, Argv: r.plan.Argv, Log: logFile}); err != nil {
 			return err
 		}
 		r.emit(Event{Kind: EventStart, PID: p.PID()})
@@ -486,7 +483,7 @@ func (r *runner) runLive(ctx context.Context, groups []group, agent *AgentClient
 			r.emit(Event{Kind: EventStop, PID: p.PID(), Err: serr})
 		}()
 	}
-	if err := WaitReady(ctx, p, r.plan.URL, r.readyTimeout()); err != nil {
+	if err := target.WaitReady(ctx, p, r.plan.URL, r.readyTimeout()); err != nil {
 		return err
 	}
 	for _, g := range groups {
@@ -512,7 +509,7 @@ func (r *runner) readyTimeout() time.Duration {
 // ladder warms the target up at the group's lowest rate, then offers each
 // step's rate and writes the step when it ends. p may be nil (live mode on a
 // running target): then no CPU or RSS is recorded.
-func (r *runner) ladder(ctx context.Context, g group, p *Process, pinned string, agent *AgentClient) error {
+func (r *runner) ladder(ctx context.Context, g group, p *target.Process, pinned string, agent *target.Agent) error {
 	if w := r.plan.Warmup(); w > 0 {
 		r.emit(Event{Kind: EventWarmup, GOMAXPROCS: g.gomaxprocs, Iteration: g.iteration, Rate: g.steps[0].Rate, Duration: w})
 		m, err := r.cfg.Loader.Offer(ctx, Offer{URL: r.plan.URL, Rate: g.steps[0].Rate, Duration: w, Warmup: true, Progress: r.ticker(g, g.steps[0].Rate)})
@@ -550,8 +547,8 @@ func (r *runner) ladder(ctx context.Context, g group, p *Process, pinned string,
 	return nil
 }
 
-func (r *runner) step(ctx context.Context, g group, i int, k rundir.StepKey, p *Process, pinned string, agent *AgentClient) (*rundir.SweepStep, error) {
-	var before, after Usage
+func (r *runner) step(ctx context.Context, g group, i int, k rundir.StepKey, p *target.Process, pinned string, agent *target.Agent) (*rundir.SweepStep, error) {
+	var before, after target.Usage
 	var usageErr error
 	var usageAt time.Time
 	if p != nil {
@@ -562,7 +559,7 @@ func (r *runner) step(ctx context.Context, g group, i int, k rundir.StepKey, p *
 	if agent != nil {
 		figBefore, _ = agent.Figures(ctx)
 	}
-	machine0, machineErr := ReadMachineCPU()
+	machine0, machineErr := target.ReadMachineCPU()
 	r.emit(Event{Kind: EventPhase, GOMAXPROCS: k.GOMAXPROCS, Iteration: k.Iteration, Rate: k.Rate, Index: g.first + i + 1, Duration: r.plan.Duration()})
 	start := time.Now().UTC()
 	m, err := r.cfg.Loader.Offer(ctx, Offer{URL: r.plan.URL, Rate: k.Rate, Duration: r.plan.Duration(), Progress: r.ticker(g, k.Rate)})
@@ -580,7 +577,7 @@ func (r *runner) step(ctx context.Context, g group, i int, k rundir.StepKey, p *
 		GeneratorVerdict: m.GeneratorVerdict, GeneratorBound: m.GeneratorBound, GeneratorNote: m.GeneratorNote,
 		Verdicts: m.Verdicts, GeneratorCPUCores: m.GeneratorCPUCores,
 	}
-	if machine1, err := ReadMachineCPU(); err == nil && machineErr == nil {
+	if machine1, err := target.ReadMachineCPU(); err == nil && machineErr == nil {
 		st.MachineBusy = machine1.BusyShare(machine0)
 	}
 	if p != nil {
@@ -631,77 +628,4 @@ func sleep(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 		return nil
 	}
-}
-
-// DescribeMachine reads what it can about this machine; fields it cannot
-// read are left empty.
-func DescribeMachine() rundir.Machine {
-	m := rundir.Machine{CPUs: runtime.NumCPU(), AllowedCPUs: formatCPUList(AllowedCPUs()),
-		GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, GoVersion: runtime.Version()}
-	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
-		for _, line := range strings.Split(string(b), "\n") {
-			if name, value, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(name) == "model name" {
-				m.CPUModel = strings.TrimSpace(value)
-				break
-			}
-		}
-	}
-	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
-		m.Kernel = strings.TrimSpace(string(b))
-	}
-	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
-		if f := strings.Fields(string(b)); len(f) >= 3 {
-			m.LoadAverage = strings.Join(f[:3], " ")
-		}
-	}
-	return m
-}
-
-// FreeLoopbackAddr returns a 127.0.0.1 address with a port that was free a
-// moment ago, for a target that needs its address on the command line. The
-// port is chosen below the kernel's ephemeral range
-// (/proc/sys/net/ipv4/ip_local_port_range), so that the client side of some
-// other connection on a busy machine cannot take it between this check and
-// the target's bind; when that range is unknown, any free port is used.
-func FreeLoopbackAddr() (string, error) {
-	low := ephemeralLow()
-	for try := 0; low > 10000 && try < 50; try++ {
-		port := 10000 + rand.IntN(low-10000)
-		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
-		if err != nil {
-			continue
-		}
-		addr := l.Addr().String()
-		if err := l.Close(); err != nil {
-			return "", fmt.Errorf("finding a free port: %w", err)
-		}
-		return addr, nil
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", fmt.Errorf("finding a free port: %w", err)
-	}
-	addr := l.Addr().String()
-	if err := l.Close(); err != nil {
-		return "", fmt.Errorf("finding a free port: %w", err)
-	}
-	return addr, nil
-}
-
-// ephemeralLow is the first port of the kernel's ephemeral range, 0 when
-// unknown.
-func ephemeralLow() int {
-	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
-	if err != nil {
-		return 0
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 1 {
-		return 0
-	}
-	n, err := strconv.Atoi(f[0])
-	if err != nil {
-		return 0
-	}
-	return n
 }

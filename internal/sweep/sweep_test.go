@@ -2,13 +2,10 @@ package sweep
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
-	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -16,152 +13,16 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/schedscope/schedscope/collect/agent"
 	"github.com/schedscope/schedscope/internal/rundir"
+	"github.com/schedscope/schedscope/internal/target/targettest"
 )
 
-// The test binary doubles as the target process: with SWEEP_TEST_TARGET set
-// it serves /ok, /sleep?ms=, /cpu?rounds= and a stand-in for the agent's
-// /debug/schedscope/metrics on that address, until SIGTERM.
+// The test binary doubles as the target process (see targettest).
 func TestMain(m *testing.M) {
-	if addr := os.Getenv("SWEEP_TEST_TARGET"); addr != "" {
-		serveTestTarget(addr)
+	if targettest.Serve() {
 		return
 	}
 	goleak.VerifyTestMain(m)
-}
-
-func serveTestTarget(addr string) {
-	switch os.Getenv("SWEEP_TEST_MODE") {
-	case "exit":
-		fmt.Fprintln(os.Stderr, "listen tcp: address already in use")
-		os.Exit(3)
-	case "mute":
-		time.Sleep(time.Minute) // never listens
-		return
-	}
-	mux := http.NewServeMux()
-	mux.HandleFunc("/ok", func(w http.ResponseWriter, r *http.Request) {})
-	mux.HandleFunc("/sleep", func(w http.ResponseWriter, r *http.Request) {
-		n, _ := strconv.Atoi(r.URL.Query().Get("ms"))
-		time.Sleep(time.Duration(n) * time.Millisecond)
-	})
-	mux.HandleFunc("/cpu", func(w http.ResponseWriter, r *http.Request) {
-		n, _ := strconv.Atoi(r.URL.Query().Get("rounds"))
-		sum := sha256.Sum256([]byte("x"))
-		for i := 0; i < n; i++ {
-			sum = sha256.Sum256(sum[:])
-		}
-		fmt.Fprintf(w, "%x", sum[:4])
-	})
-	// The real in-target agent, with GOMAXPROCS settable for --live.
-	a, err := agent.New(agent.Options{AllowSetGOMAXPROCS: true})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	defer a.Close()
-	a.Mount(mux, "/debug/schedscope/")
-	if err := http.ListenAndServe(addr, mux); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-}
-
-// testTarget returns argv and URL base for a target on a free port.
-func testTarget(t *testing.T, mode string) (argv []string, base string, env func()) {
-	t.Helper()
-	addr, err := FreeLoopbackAddr()
-	if err != nil {
-		t.Fatal(err)
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("SWEEP_TEST_TARGET", addr)
-	t.Setenv("SWEEP_TEST_MODE", mode)
-	return []string{exe}, "http://" + addr, func() {}
-}
-
-func TestWaitReadyAndUsage(t *testing.T) {
-	argv, base, _ := testTarget(t, "")
-	p, err := Start(Target{Argv: argv, GOMAXPROCS: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		if err := p.Stop(); err != nil {
-			t.Error(err)
-		}
-	}()
-	ctx := context.Background()
-	if err := WaitReady(ctx, p, base+"/ok", 10*time.Second); err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; i < 20; i++ {
-		resp, err := http.Get(base + "/cpu?rounds=20000")
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-	}
-	u, err := p.Usage()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if u.RSS <= 0 || u.PeakRSS < u.RSS || u.Threads < 1 {
-		t.Errorf("usage %+v: want RSS > 0, peak >= RSS, threads >= 1", u)
-	}
-	if u.CPU <= 0 {
-		t.Errorf("usage %+v: want some CPU after 400,000 SHA-256 rounds", u)
-	}
-	err = WaitReady(ctx, p, base+"/nothing-here", 5*time.Second)
-	if !errors.Is(err, ErrNotFound) {
-		t.Errorf("404 URL: err = %v, want ErrNotFound", err)
-	}
-}
-
-func TestWaitReadyFailures(t *testing.T) {
-	t.Run("exits", func(t *testing.T) {
-		argv, base, _ := testTarget(t, "exit")
-		p, err := Start(Target{Argv: argv})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer p.Stop()
-		err = WaitReady(context.Background(), p, base+"/ok", 10*time.Second)
-		if err == nil || !strings.Contains(err.Error(), "address already in use") || !strings.Contains(err.Error(), "exit status 3") {
-			t.Errorf("err = %v, want the exit status and the last output line", err)
-		}
-	})
-	t.Run("never answers", func(t *testing.T) {
-		argv, base, _ := testTarget(t, "mute")
-		p, err := Start(Target{Argv: argv})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer p.Stop()
-		err = WaitReady(context.Background(), p, base+"/ok", 2*time.Second)
-		if err == nil || !strings.Contains(err.Error(), "did not answer 2xx within 2s") || !strings.Contains(err.Error(), "connection refused") {
-			t.Errorf("err = %v, want a deadline error", err)
-		}
-	})
-	t.Run("command not found", func(t *testing.T) {
-		p, err := Start(Target{Command: "/nonexistent/schedscope-target --x"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer p.Stop()
-		addr, err := FreeLoopbackAddr()
-		if err != nil {
-			t.Fatal(err)
-		}
-		err = WaitReady(context.Background(), p, "http://"+addr+"/", 10*time.Second)
-		if err == nil || !strings.Contains(err.Error(), "exited (exit status 127) before answering") {
-			t.Errorf("err = %v, want exit status 127 from sh", err)
-		}
-	})
 }
 
 func TestNewPlanRejectsBadInput(t *testing.T) {
@@ -249,7 +110,7 @@ func requestLoader(calls *atomic.Int64) Loader {
 }
 
 func TestRunInterruptAndResume(t *testing.T) {
-	argv, base, _ := testTarget(t, "")
+	argv, base := targettest.Argv(t, targettest.Serving)
 	dir := t.TempDir()
 	var calls atomic.Int64
 	ctx, cancel := context.WithCancel(context.Background())
@@ -323,15 +184,17 @@ func TestRunInterruptAndResume(t *testing.T) {
 
 func TestRunFailsBeforeAnyLoad(t *testing.T) {
 	tests := []struct {
-		name, mode, path string
-		want             string
+		name string
+		mode targettest.Mode
+		path string
+		want string
 	}{
-		{"404", "", "/nothing-here", "404"},
-		{"exits", "exit", "/ok", "address already in use"},
+		{"404", targettest.Serving, "/nothing-here", "404"},
+		{"exits", targettest.Exit, "/ok", "address already in use"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			argv, base, _ := testTarget(t, tt.mode)
+			argv, base := targettest.Argv(t, tt.mode)
 			var calls atomic.Int64
 			_, err := Run(context.Background(), Config{
 				Argv: argv, URL: base + tt.path, GOMAXPROCS: []int{1}, Rates: []float64{10}, Iterations: 1,
@@ -344,20 +207,6 @@ func TestRunFailsBeforeAnyLoad(t *testing.T) {
 				t.Errorf("%d load phases were offered before the error", calls.Load())
 			}
 		})
-	}
-}
-
-func TestParseStat(t *testing.T) {
-	line := "1234 (my (odd) prog) S 1 1234 1234 0 -1 4194560 500 0 0 0 250 50 0 0 20 0 7 0 100 1000 200 18446744073709551615"
-	st, err := parseStat([]byte(line))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st.pgrp != 1234 || st.utime != 250 || st.stime != 50 || st.threads != 7 {
-		t.Errorf("parsed %+v, want pgrp 1234 utime 250 stime 50 threads 7", st)
-	}
-	if _, err := parseStat([]byte("1 (x) S 1 2")); err == nil {
-		t.Error("short stat line parsed without error")
 	}
 }
 
@@ -382,33 +231,6 @@ func TestPinList(t *testing.T) {
 	}
 }
 
-func TestFreeLoopbackAddrAvoidsEphemeralPorts(t *testing.T) {
-	low := ephemeralLow()
-	if low <= 10000 {
-		t.Skipf("ephemeral range starts at %d: nothing to avoid", low)
-	}
-	addr, err := FreeLoopbackAddr()
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, port, _ := strings.Cut(addr, ":")
-	if n, _ := strconv.Atoi(port); n < 10000 || n >= low {
-		t.Errorf("port %d: want one in [10000, %d), below the ephemeral range", n, low)
-	}
-}
-
-func TestParseCPUList(t *testing.T) {
-	got, err := ParseCPUList("4-6, 1,5")
-	if err != nil || fmt.Sprint(got) != "[1 4 5 6]" {
-		t.Errorf("ParseCPUList = %v, %v; want [1 4 5 6]", got, err)
-	}
-	for _, bad := range []string{"", "x", "3-1", "-2", "1-"} {
-		if _, err := ParseCPUList(bad); err == nil {
-			t.Errorf("ParseCPUList(%q): no error", bad)
-		}
-	}
-}
-
 func TestParseFixture(t *testing.T) {
 	ft, err := ParseFixture("sleep?ms=20 --model pool --workers=8 --queue 100", "/bin/schedscope", "127.0.0.1:9")
 	if err != nil {
@@ -429,7 +251,7 @@ func TestParseFixture(t *testing.T) {
 }
 
 func TestRunLive(t *testing.T) {
-	argv, base, _ := testTarget(t, "")
+	argv, base := targettest.Argv(t, targettest.Serving)
 	var calls atomic.Int64
 	var pids []int
 	s, err := Run(context.Background(), Config{

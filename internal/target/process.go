@@ -1,8 +1,6 @@
-package sweep
+package target
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,8 +15,8 @@ import (
 	"time"
 )
 
-// Target describes how to start one target process.
-type Target struct {
+// Spec describes how to start one target process.
+type Spec struct {
 	// Command is a shell command line, run with `sh -c`. Used when Argv is empty.
 	Command string
 	// Argv, when set, is run directly (argv[0] is the program).
@@ -47,31 +44,31 @@ type Process struct {
 // stopGrace is how long Stop waits after SIGTERM before SIGKILL.
 const stopGrace = 5 * time.Second
 
-// Start starts t in its own process group, with GOMAXPROCS in its environment
-// and pinned with taskset when t.CPUs is set. The process is not tied to ctx:
-// the caller must call Stop. An error means no process is running.
-func Start(t Target) (*Process, error) {
+// Start starts s in its own process group, with GOMAXPROCS in its environment
+// and pinned with taskset when s.CPUs is set. The process is not tied to a
+// context: the caller must call Stop. An error means no process is running.
+func Start(s Spec) (*Process, error) {
 	var argv []string
 	switch {
-	case len(t.Argv) > 0:
-		argv = append(argv, t.Argv...)
-	case strings.TrimSpace(t.Command) != "":
-		argv = []string{"sh", "-c", t.Command}
+	case len(s.Argv) > 0:
+		argv = append(argv, s.Argv...)
+	case strings.TrimSpace(s.Command) != "":
+		argv = []string{"sh", "-c", s.Command}
 	default:
 		return nil, errors.New("target: no command")
 	}
-	if t.CPUs != "" {
-		argv = append([]string{"taskset", "-c", t.CPUs}, argv...)
+	if s.CPUs != "" {
+		argv = append([]string{"taskset", "-c", s.CPUs}, argv...)
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = os.Environ()
-	if t.GOMAXPROCS > 0 {
-		cmd.Env = append(cmd.Env, "GOMAXPROCS="+strconv.Itoa(t.GOMAXPROCS))
+	if s.GOMAXPROCS > 0 {
+		cmd.Env = append(cmd.Env, "GOMAXPROCS="+strconv.Itoa(s.GOMAXPROCS))
 	}
 	tail := &tailBuffer{max: 4096}
 	var out io.Writer = tail
-	if t.Log != nil {
-		out = io.MultiWriter(tail, t.Log)
+	if s.Log != nil {
+		out = io.MultiWriter(tail, s.Log)
 	}
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -99,6 +96,12 @@ func (p *Process) Exited() (bool, error) {
 	}
 }
 
+// Usage reads the process group's CPU time, RSS and threads from /proc. It
+// returns an error when /proc is unreadable (not Linux) or the group is gone.
+func (p *Process) Usage() (Usage, error) {
+	return groupUsage(procRoot, p.pgid)
+}
+
 // exitError describes how the process ended, with its last output line.
 func (p *Process) exitError() error {
 	status := "exited"
@@ -112,9 +115,9 @@ func (p *Process) exitError() error {
 }
 
 // Stop sends SIGTERM to the process group, waits up to 5 s, then sends
-// SIGKILL, and waits for the process to be reaped. It returns the process's
-// exit error only when it had to be killed; a process that exits on SIGTERM
-// with any status is a clean stop.
+// SIGKILL, and waits for the process to be reaped. It returns an error only
+// when the process had to be killed; a process that exits on SIGTERM with
+// any status is a clean stop.
 func (p *Process) Stop() error {
 	if exited, _ := p.Exited(); exited {
 		return nil
@@ -183,6 +186,7 @@ func WaitReady(ctx context.Context, p *Process, url string, deadline time.Durati
 	}
 }
 
+// probe sends one GET and returns the status code.
 func probe(ctx context.Context, client *http.Client, url string) (int, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
@@ -195,122 +199,6 @@ func probe(ctx context.Context, client *http.Client, url string) (int, error) {
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
 	_ = resp.Body.Close()
 	return resp.StatusCode, nil
-}
-
-// Usage is the resource use of a process group at one instant, read from
-// /proc (Linux only).
-type Usage struct {
-	CPU     time.Duration // user + system time of every live process in the group
-	RSS     int64         // resident set, bytes, summed over the group
-	PeakRSS int64         // VmHWM, bytes, summed over the group
-	Threads int           // OS threads, summed over the group
-}
-
-// clockTicks is USER_HZ, the unit of utime and stime in /proc/PID/stat. It
-// is 100 on every Linux architecture Go supports.
-const clockTicks = 100
-
-// Usage reads the process group's CPU time, RSS and threads from /proc. It
-// returns an error when /proc is unreadable (not Linux) or the group is gone.
-func (p *Process) Usage() (Usage, error) {
-	return groupUsage("/proc", p.pgid)
-}
-
-func groupUsage(proc string, pgid int) (Usage, error) {
-	entries, err := os.ReadDir(proc)
-	if err != nil {
-		return Usage{}, fmt.Errorf("usage of process group %d: %w", pgid, err)
-	}
-	var u Usage
-	found := false
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		st, err := readStat(filepath.Join(proc, e.Name(), "stat"))
-		if err != nil || st.pgrp != pgid {
-			continue
-		}
-		found = true
-		u.CPU += time.Duration(st.utime+st.stime) * time.Second / clockTicks
-		u.Threads += st.threads
-		rss, hwm := readStatusMemory(filepath.Join(proc, strconv.Itoa(pid), "status"))
-		u.RSS += rss
-		u.PeakRSS += hwm
-	}
-	if !found {
-		return Usage{}, fmt.Errorf("usage of process group %d: no live process", pgid)
-	}
-	return u, nil
-}
-
-type procStat struct {
-	pgrp         int
-	utime, stime int64
-	threads      int
-}
-
-// readStat parses /proc/PID/stat. The command name (field 2) may contain
-// spaces and parentheses, so fields are counted after its last ')'.
-func readStat(path string) (procStat, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return procStat{}, err
-	}
-	return parseStat(b)
-}
-
-func parseStat(b []byte) (procStat, error) {
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return procStat{}, errors.New("stat: no command name")
-	}
-	f := strings.Fields(string(b[i+1:]))
-	// f[0] is field 3 (state); field n is f[n-3].
-	if len(f) < 18 {
-		return procStat{}, fmt.Errorf("stat: %d fields", len(f)+2)
-	}
-	var s procStat
-	var errs [4]error
-	s.pgrp, errs[0] = strconv.Atoi(f[5-3])
-	s.utime, errs[1] = strconv.ParseInt(f[14-3], 10, 64)
-	s.stime, errs[2] = strconv.ParseInt(f[15-3], 10, 64)
-	s.threads, errs[3] = strconv.Atoi(f[20-3])
-	if err := errors.Join(errs[:]...); err != nil {
-		return procStat{}, fmt.Errorf("stat: %w", err)
-	}
-	return s, nil
-}
-
-// readStatusMemory returns VmRSS and VmHWM in bytes from /proc/PID/status,
-// zero for what it cannot read.
-func readStatusMemory(path string) (rss, hwm int64) {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0, 0
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := sc.Text()
-		switch {
-		case strings.HasPrefix(line, "VmRSS:"):
-			rss = kB(line)
-		case strings.HasPrefix(line, "VmHWM:"):
-			hwm = kB(line)
-		}
-	}
-	return rss, hwm
-}
-
-func kB(line string) int64 {
-	f := strings.Fields(line)
-	if len(f) < 2 {
-		return 0
-	}
-	n, _ := strconv.ParseInt(f[1], 10, 64)
-	return n * 1024
 }
 
 // tailBuffer keeps the last max bytes written to it.
@@ -335,39 +223,4 @@ func (t *tailBuffer) lastLine() string {
 	defer t.mu.Unlock()
 	lines := strings.Split(strings.TrimSpace(string(t.b)), "\n")
 	return strings.TrimSpace(lines[len(lines)-1])
-}
-
-// MachineCPU is the machine's CPU time since boot, from /proc/stat's first
-// line, in clock ticks.
-type MachineCPU struct {
-	Busy, Idle int64 // busy: user, nice, system, irq, softirq, steal; idle: idle, iowait
-}
-
-// ReadMachineCPU reads /proc/stat (Linux only).
-func ReadMachineCPU() (MachineCPU, error) {
-	b, err := os.ReadFile("/proc/stat")
-	if err != nil {
-		return MachineCPU{}, fmt.Errorf("machine CPU: %w", err)
-	}
-	line, _, _ := strings.Cut(string(b), "\n")
-	f := strings.Fields(line)
-	if len(f) < 8 || f[0] != "cpu" {
-		return MachineCPU{}, fmt.Errorf("machine CPU: unexpected /proc/stat line %q", line)
-	}
-	var v [9]int64
-	for i := 1; i < len(f) && i < 9; i++ {
-		v[i], _ = strconv.ParseInt(f[i], 10, 64)
-	}
-	// user nice system idle iowait irq softirq steal
-	return MachineCPU{Busy: v[1] + v[2] + v[3] + v[6] + v[7] + v[8], Idle: v[4] + v[5]}, nil
-}
-
-// BusyShare is the share of the machine's CPU time that was busy between
-// two readings, 0 when nothing elapsed.
-func (m MachineCPU) BusyShare(since MachineCPU) float64 {
-	busy, idle := m.Busy-since.Busy, m.Idle-since.Idle
-	if busy+idle <= 0 {
-		return 0
-	}
-	return float64(busy) / float64(busy+idle)
 }
