@@ -28,11 +28,6 @@ const (
 	finishTimeout = 20 * time.Second
 )
 
-// profileNames are the instant profiles a run takes.
-var (
-	cumulativeProfiles = []string{"block", "mutex"}
-)
-
 // captureLoop is the capturer: it waits for the last steady phase, then
 // takes the start profiles, fgprof pieces, the trace window (or the
 // flight-recorder snapshot when asked) and the end profiles, serving
@@ -67,7 +62,7 @@ func (st *runState) captureLoop(ctx context.Context) {
 	now := time.Now()
 	phaseStart := now.Add(-p.Elapsed)
 	phaseEnd := phaseStart.Add(p.Total)
-	st.takeProfiles(ctx, cumulativeProfiles, &st.profStart)
+	st.takeProfiles(ctx, []string{"block", "mutex"}, &st.caps.profStart) // cumulative: a delta needs a start
 
 	if st.r.cfg.SnapshotWhen == "" {
 		win := min(st.r.cfg.TraceWindow, p.Total)
@@ -82,7 +77,7 @@ func (st *runState) captureLoop(ctx context.Context) {
 			return
 		}
 		st.traceWindow(ctx, rundir.TraceFile, win, rundir.TraceWindow)
-		if len(st.fgprofPieces) == 0 {
+		if len(st.caps.fgprofPieces) == 0 {
 			// Too little time before the window (a short phase, a late
 			// start): take fgprof over half of what is left after it.
 			if !st.fgprofUntil(ctx, time.Now().Add(time.Until(phaseEnd)/2)) {
@@ -98,7 +93,7 @@ func (st *runState) captureLoop(ctx context.Context) {
 	if !st.idle(ctx, phaseEnd.Add(-endMargin)) {
 		return
 	}
-	st.takeProfiles(ctx, rundir.EndProfiles(), &st.profEnd)
+	st.takeProfiles(ctx, rundir.EndProfiles(), &st.caps.profEnd)
 	// Serve requests until the load is done.
 	st.idle(ctx, time.Time{})
 }
@@ -158,10 +153,10 @@ func (st *runState) fgprofUntil(ctx context.Context, t time.Time) bool {
 			cancel()
 			st.setCapture("")
 			if err != nil {
-				st.rd.RecordMissing("part of the fgprof profile", err)
+				st.missing("part of the fgprof profile", err)
 				return st.idle(ctx, t)
 			}
-			st.fgprofPieces = append(st.fgprofPieces, buf.Bytes())
+			st.caps.fgprofPieces = append(st.caps.fgprofPieces, buf.Bytes())
 			continue
 		case cond := <-st.snapshotTrigger:
 			// A flight-recorder snapshot is not a capture: take it while the
@@ -171,7 +166,7 @@ func (st *runState) fgprofUntil(ctx context.Context, t time.Time) bool {
 			cancel()
 			st.setCapture("")
 			if err == nil {
-				st.fgprofPieces = append(st.fgprofPieces, buf.Bytes())
+				st.caps.fgprofPieces = append(st.caps.fgprofPieces, buf.Bytes())
 			}
 			continue
 		case req := <-st.r.reqs:
@@ -192,7 +187,7 @@ func (st *runState) fgprofUntil(ctx context.Context, t time.Time) bool {
 
 func (st *runState) setCapture(s string) {
 	st.mu.Lock()
-	st.capture = s
+	st.live.capture = s
 	st.mu.Unlock()
 }
 
@@ -200,10 +195,10 @@ func (st *runState) setCapture(s string) {
 func (st *runState) loadClock(t time.Time) float64 {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if st.loadStart.IsZero() {
+	if st.tally.start.IsZero() {
 		return 0
 	}
-	return t.Sub(st.loadStart).Seconds()
+	return t.Sub(st.tally.start).Seconds()
 }
 
 // traceWindow streams a trace window of win into name, as it arrives.
@@ -213,13 +208,13 @@ func (st *runState) traceWindow(ctx context.Context, name string, win time.Durat
 	defer st.setCapture("")
 	err := st.stream(ctx, name, func(ctx context.Context, w io.Writer) error { return st.client.Trace(ctx, win, w) })
 	if name == rundir.TraceFile {
-		st.traceCapture, st.traceStartS, st.traceEndS = kind, st.loadClock(start), st.loadClock(time.Now())
+		st.caps.trace = rundir.TraceCapture{Mode: kind, StartS: st.loadClock(start), EndS: st.loadClock(time.Now())}
 		if kind == rundir.TraceWindow {
-			st.traceReason = fmt.Sprintf("window of %v at %.0f%% of the last steady phase", win, 100*st.r.cfg.TraceAt)
+			st.caps.trace.Reason = fmt.Sprintf("window of %v at %.0f%% of the last steady phase", win, 100*st.r.cfg.TraceAt)
 		}
 	}
 	if err != nil {
-		st.rd.RecordMissing("execution trace "+name, err)
+		st.missing("execution trace "+name, err)
 	}
 	return err
 }
@@ -228,24 +223,24 @@ func (st *runState) traceWindow(ctx context.Context, name string, win time.Durat
 // flight recorder's window, or a trace window from now when the target has
 // no flight recorder. Only the first call captures.
 func (st *runState) snapshot(ctx context.Context, reason string) {
-	if st.traceCapture != "" || st.r.cfg.SnapshotWhen == "" {
+	if st.caps.trace.Mode != "" || st.r.cfg.SnapshotWhen == "" {
 		return
 	}
 	st.mu.Lock()
-	st.notes = append(st.notes, rundir.Note{Kind: rundir.KindSnapshot, Text: "taking the snapshot: " + reason})
+	st.live.notes = append(st.live.notes, rundir.Note{Kind: rundir.KindSnapshot, Text: "taking the snapshot: " + reason})
 	st.mu.Unlock()
 	a, ok := st.client.(*target.Agent)
 	if !ok || a.Index() == nil || a.Index().FlightRecorder != "on" {
 		st.traceWindow(ctx, rundir.TraceFile, st.r.cfg.TraceWindow, rundir.TraceWindow)
-		st.traceReason = reason + "; no flight recorder, so a window from then"
+		st.caps.trace.Reason = reason + "; no flight recorder, so a window from then"
 		return
 	}
 	st.setCapture("flight-recorder snapshot")
 	defer st.setCapture("")
 	err := st.stream(ctx, rundir.TraceFile, a.FlightRecorder)
-	st.traceCapture, st.traceReason, st.traceEndS = rundir.TraceFlightRecorder, reason, st.loadClock(time.Now())
+	st.caps.trace = rundir.TraceCapture{Mode: rundir.TraceFlightRecorder, Reason: reason, EndS: st.loadClock(time.Now())}
 	if err != nil {
-		st.rd.RecordMissing("flight-recorder snapshot", err)
+		st.missing("flight-recorder snapshot", err)
 	}
 }
 
@@ -253,9 +248,6 @@ func (st *runState) snapshot(ctx context.Context, reason string) {
 func (st *runState) serveTraceNow(ctx context.Context, req captureReq) {
 	name := fmt.Sprintf("trace-%.0fs.out", st.loadClock(time.Now()))
 	err := st.traceWindow(ctx, name, st.r.cfg.TraceWindow, "extra")
-	if err == nil {
-		st.extraTraces = append(st.extraTraces, name)
-	}
 	req.reply <- captureReply{path: st.rd.Path(name), err: err}
 }
 
@@ -275,7 +267,9 @@ func (st *runState) stream(ctx context.Context, name string, capture func(contex
 		os.Remove(st.rd.Path(name))
 		return err
 	}
-	st.rd.RecordFile(name, "Go execution trace (go tool trace / schedscope analyze)")
+	if rerr := st.rd.RecordFile(name, "Go execution trace (go tool trace / schedscope analyze)"); err == nil {
+		err = rerr
+	}
 	return err
 }
 
@@ -306,8 +300,8 @@ func (st *runState) finishCaptures(ctx context.Context) {
 	}
 	fin, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
 	defer cancel()
-	st.takeProfiles(fin, rundir.EndProfiles(), &st.profEnd)
-	if st.r.cfg.SnapshotWhen != "" && st.traceCapture == "" {
+	st.takeProfiles(fin, rundir.EndProfiles(), &st.caps.profEnd)
+	if st.r.cfg.SnapshotWhen != "" && st.caps.trace.Mode == "" {
 		reason := "end of the load"
 		switch cs := st.r.snapshotWhen; len(cs) {
 		case 0:
@@ -356,14 +350,14 @@ func (st *runState) writeProfiles() error {
 		return st.rd.WriteFile(rundir.ProfileFile(name), func(wr io.Writer) error { _, err := wr.Write(b); return err })
 	}
 	for _, name := range rundir.EndProfiles() {
-		end := parse(st.profEnd[name])
+		end := parse(st.caps.profEnd[name])
 		if end == nil {
 			keep(st.rd.RecordMissing(name+" profile", errors.New("not captured (target unreachable, or the run ended first)")))
 			continue
 		}
 		p, w := end, window
 		cumulative := name == "block" || name == "mutex"
-		if start := parse(st.profStart[name]); start != nil && cumulative {
+		if start := parse(st.caps.profStart[name]); start != nil && cumulative {
 			if d, err := deltaProfile(start, end); err == nil {
 				p, w = d, "delta over the last steady phase"
 			}
@@ -380,7 +374,7 @@ func (st *runState) writeProfiles() error {
 		return errors.Join(errs...)
 	}
 	var pieces []*profile.Profile
-	for _, b := range st.fgprofPieces {
+	for _, b := range st.caps.fgprofPieces {
 		if p := parse(b); p != nil {
 			pieces = append(pieces, p)
 		}
@@ -401,12 +395,4 @@ func (st *runState) writeProfiles() error {
 	w := "wall clock over part of the last steady phase, outside the trace window"
 	keep(st.rd.RecordProfile(rundir.ProfileFile("fgprof"), "fgprof wall-clock profile, "+w+" (go tool pprof)", w))
 	return errors.Join(errs...)
-}
-
-// traceInfo describes trace.out for the manifest; nil when none was taken.
-func (st *runState) traceInfo() *rundir.TraceCapture {
-	if st.traceCapture == "" {
-		return nil
-	}
-	return &rundir.TraceCapture{Mode: st.traceCapture, Reason: st.traceReason, StartS: st.traceStartS, EndS: st.traceEndS}
 }

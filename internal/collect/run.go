@@ -220,129 +220,216 @@ func (r *Runner) TraceNow(ctx context.Context) (string, error) {
 // ends, ctx is cancelled, Stop is called or the target stops answering. It
 // returns an error only when the run could not start (bad directory, target
 // that never answered) or a file could not be written; an interrupted run
-// returns its Outcome with rundir.Manifest.Status == rundir.StatusInterrupted and a nil
-// error.
+// returns its Outcome with Manifest.Status == rundir.StatusInterrupted and a
+// nil error.
+//
+// It runs in three stages: attach to the target (start or find its process,
+// find what answers inside it), drive the load while polling and capturing,
+// and finish the directory, which runs even after an interruption.
 func (r *Runner) Run(ctx context.Context) (*Outcome, error) {
-	r.mu.Lock()
-	ran := r.ran
-	r.ran = true
-	r.mu.Unlock()
-	if ran {
-		return nil, errors.New("run: Runner.Run called twice")
+	if err := r.claim(); err != nil {
+		return nil, err
 	}
-	cfg := &r.cfg
-	rd, err := rundir.Create(cfg.Out)
+	rd, err := rundir.Create(r.cfg.Out)
 	if err != nil {
 		return nil, err
 	}
-	st := &runState{r: r, rd: rd, polledAt: -1}
 	if err := rd.UpdateManifest(func(m *rundir.Manifest) { *m = r.initialManifest() }); err != nil {
 		return nil, err
 	}
-
-	// The target process, when local.
-	var usage func() (target.Usage, error)
-	var proc *target.Process
-	switch {
-	case cfg.Command != "":
-		proc, err = target.Start(target.Spec{Command: cfg.Command, Log: cfg.CommandLog})
-		if err != nil {
-			return r.failStart(rd, fmt.Errorf("starting the target: %w", err))
-		}
-		defer proc.Stop()
-		if err := target.WaitReady(ctx, proc, cfg.Load.URL, cfg.ReadyTimeout); err != nil {
-			return r.failStart(rd, fmt.Errorf("target %q: %w", cfg.Command, err))
-		}
-		if exited, err := proc.Exited(); exited {
-			// Something else answered at the target's address.
-			return r.failStart(rd, fmt.Errorf("target %q exited (%v) although %s answered: is another server on that address?", cfg.Command, err, cfg.Load.URL))
-		}
-		pid := proc.PID()
-		usage = func() (target.Usage, error) {
-			if exited, err := proc.Exited(); exited {
-				return target.Usage{}, fmt.Errorf("the target process exited: %v", err)
-			}
-			return proc.Usage()
-		}
-		rd.UpdateManifest(func(m *rundir.Manifest) { m.Target.PID = pid })
-	case cfg.PID != 0:
-		if _, err := target.ReadUsage(cfg.PID); err != nil {
-			return r.failStart(rd, fmt.Errorf("--pid: %w", err))
-		}
-		usage = func() (target.Usage, error) { return target.ReadUsage(cfg.PID) }
-		rd.UpdateManifest(func(m *rundir.Manifest) { m.Target.PID = cfg.PID })
-	}
-	st.usage = usage
-
-	client, err := target.Discover(ctx, cfg.Load.URL, cfg.AgentURL, cfg.PprofURL, cfg.Token)
+	tg, err := r.attach(ctx, rd)
 	if err != nil {
-		return r.failStart(rd, err)
+		return nil, errors.Join(err, r.failStart(rd, err))
 	}
-	defer client.Close()
-	st.client = client
-	r.armFlightRecorder(ctx, client)
-	if err := rd.UpdateManifest(func(m *rundir.Manifest) { r.describeTarget(m, client) }); err != nil {
-		return nil, err
-	}
-	r.recordMissingUpFront(rd, client, usage != nil)
-
-	hlogFile, err := rd.CreateAppender(rundir.HLogFile)
+	defer tg.close()
+	st, err := newRunState(r, rd, tg)
 	if err != nil {
 		return nil, err
 	}
-	defer hlogFile.Close()
-	metricsFile, err := rd.CreateAppender(rundir.MetricsFile)
-	if err != nil {
-		return nil, err
-	}
-	defer metricsFile.Close()
-	st.metrics = metricsFile
-	hl := load.NewHLog(hlogFile)
-
-	runCtx, cancel := context.WithCancelCause(ctx)
+	defer st.files.close()
+	runCtx, cancel := r.cancellable(ctx)
 	defer cancel(nil)
+	st.cancel = cancel
+	res, loadErr := st.drive(runCtx)
+	return st.finish(runCtx, res, loadErr)
+}
+
+// claim marks the Runner used; a second Run is an error.
+func (r *Runner) claim() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.ran {
+		return errors.New("run: Runner.Run called twice")
+	}
+	r.ran = true
+	return nil
+}
+
+// cancellable derives the run's context, which Stop cancels (also when it
+// came before Run got here).
+func (r *Runner) cancellable(ctx context.Context) (context.Context, context.CancelCauseFunc) {
+	runCtx, cancel := context.WithCancelCause(ctx)
 	r.mu.Lock()
 	r.stop = cancel
 	if r.stopEarly {
 		cancel(errStopped)
 	}
 	r.mu.Unlock()
-	defer func() {
+	return runCtx, func(cause error) {
 		r.mu.Lock()
 		r.stop = nil
 		r.mu.Unlock()
-	}()
-	st.cancel = cancel
+		cancel(cause)
+	}
+}
 
-	lcfg := cfg.Load
-	lcfg.Progress = st.onProgress
-	lcfg.Interval = func(iv load.Interval) { _ = hl.Write(iv) } // the first error is kept; Close reports it
-	st.progress = make(chan load.Progress, 1)
-	st.snapshotTrigger = make(chan string, 1)
-	st.loadDone = make(chan struct{})
-	st.steadySteps = max(1, len(lcfg.Rates))
-	if lcfg.Users > 0 {
+// attached is the target a run talks to: its process when local, and what
+// answers inside it.
+type attached struct {
+	proc   *target.Process              // nil unless the run started it
+	usage  func() (target.Usage, error) // nil when the target is not local
+	client target.Client
+}
+
+// close ends what attach started: the client's connections, then the
+// process the run started.
+func (a *attached) close() {
+	a.client.Close()
+	if a.proc != nil {
+		a.proc.Stop()
+	}
+}
+
+// attach starts the target (Config.Command) or finds it (Config.PID),
+// discovers what answers inside it, arms an on-demand flight recorder when
+// the run wants a snapshot, and records all of it in the manifest.
+func (r *Runner) attach(ctx context.Context, rd *rundir.Writer) (*attached, error) {
+	cfg := &r.cfg
+	a := &attached{}
+	switch {
+	case cfg.Command != "":
+		proc, err := target.Start(target.Spec{Command: cfg.Command, Log: cfg.CommandLog})
+		if err != nil {
+			return nil, fmt.Errorf("starting the target: %w", err)
+		}
+		a.proc = proc
+		if err := target.WaitReady(ctx, proc, cfg.Load.URL, cfg.ReadyTimeout); err != nil {
+			proc.Stop()
+			return nil, fmt.Errorf("target %q: %w", cfg.Command, err)
+		}
+		if exited, err := proc.Exited(); exited {
+			// Something else answered at the target's address.
+			return nil, fmt.Errorf("target %q exited (%v) although %s answered: is another server on that address?", cfg.Command, err, cfg.Load.URL)
+		}
+		a.usage = func() (target.Usage, error) {
+			if exited, err := proc.Exited(); exited {
+				return target.Usage{}, fmt.Errorf("the target process exited: %v", err)
+			}
+			return proc.Usage()
+		}
+	case cfg.PID != 0:
+		if _, err := target.ReadUsage(cfg.PID); err != nil {
+			return nil, fmt.Errorf("--pid: %w", err)
+		}
+		a.usage = func() (target.Usage, error) { return target.ReadUsage(cfg.PID) }
+	}
+	client, err := target.Discover(ctx, cfg.Load.URL, cfg.AgentURL, cfg.PprofURL, cfg.Token)
+	if err != nil {
+		if a.proc != nil {
+			a.proc.Stop()
+		}
+		return nil, err
+	}
+	a.client = client
+	r.armFlightRecorder(ctx, client)
+	err = rd.UpdateManifest(func(m *rundir.Manifest) {
+		switch {
+		case a.proc != nil:
+			m.Target.PID = a.proc.PID()
+		case cfg.PID != 0:
+			m.Target.PID = cfg.PID
+		}
+		r.describeTarget(m, client)
+	})
+	if err == nil {
+		err = r.recordMissingUpFront(rd, client, a.usage != nil)
+	}
+	if err != nil {
+		a.close()
+		return nil, err
+	}
+	return a, nil
+}
+
+// runFiles are the files a run appends to as it measures.
+type runFiles struct {
+	hlogFile *rundir.Appender
+	hlog     *load.HLog
+	metrics  *rundir.Appender
+}
+
+// close closes both files (a second close is harmless), returning the
+// first error.
+func (f *runFiles) close() error {
+	return errors.Join(f.hlogFile.Close(), f.metrics.Close())
+}
+
+// newRunState opens the run's appended files and prepares the state its
+// goroutines share.
+func newRunState(r *Runner, rd *rundir.Writer, tg *attached) (*runState, error) {
+	hlogFile, err := rd.CreateAppender(rundir.HLogFile)
+	if err != nil {
+		return nil, err
+	}
+	metrics, err := rd.CreateAppender(rundir.MetricsFile)
+	if err != nil {
+		hlogFile.Close()
+		return nil, err
+	}
+	st := &runState{r: r, rd: rd, client: tg.client, usage: tg.usage,
+		files:           runFiles{hlogFile: hlogFile, hlog: load.NewHLog(hlogFile), metrics: metrics},
+		progress:        make(chan load.Progress, 1),
+		snapshotTrigger: make(chan string, 1),
+		loadDone:        make(chan struct{}),
+		steadySteps:     max(1, len(r.cfg.Load.Rates)),
+		view:            pollView{polledAt: -1},
+	}
+	if r.cfg.Load.Users > 0 {
 		st.steadySteps = 1
 	}
+	return st, nil
+}
 
-	st.baseline(runCtx)
+// drive runs the load to its end while the poller and the capturer run
+// beside it, and returns when all three have stopped.
+func (st *runState) drive(ctx context.Context) (*load.Result, error) {
+	lcfg := st.r.cfg.Load
+	lcfg.Progress = st.onProgress
+	lcfg.Interval = func(iv load.Interval) { _ = st.files.hlog.Write(iv) } // the first error is kept; Close reports it
+
+	st.baseline(ctx)
 	var wg sync.WaitGroup
-	pollCtx, stopPolling := context.WithCancel(runCtx)
+	pollCtx, stopPolling := context.WithCancel(ctx)
 	wg.Add(2)
 	go func() { defer wg.Done(); st.pollLoop(pollCtx) }()
-	go func() { defer wg.Done(); st.captureLoop(runCtx) }()
+	go func() { defer wg.Done(); st.captureLoop(ctx) }()
 
-	res, loadErr := load.Run(runCtx, lcfg)
+	res, loadErr := load.Run(ctx, lcfg)
 	close(st.loadDone)
 	stopPolling()
 	wg.Wait()
 	if loadErr != nil {
-		cancel(loadErr)
+		st.cancel(loadErr)
 	}
+	return res, loadErr
+}
 
-	// Finish: every step below runs even after an interruption, so the
-	// directory is consistent.
-	out := &Outcome{Dir: cfg.Out, Result: res}
+// finish writes what the load and the captures left (results, the closed
+// logs, profiles) and the manifest's end, status and trace. Every step runs
+// even after an interruption, so the directory is consistent; the error
+// joins every write that failed.
+func (st *runState) finish(runCtx context.Context, res *load.Result, loadErr error) (*Outcome, error) {
+	rd := st.rd
 	var errs []error
 	keep := func(err error) {
 		if err != nil {
@@ -355,18 +442,34 @@ func (r *Runner) Run(ctx context.Context) (*Outcome, error) {
 		} else {
 			keep(rd.RecordFile(rundir.ResultsFile, "load generator's results (load.Result)"))
 		}
-		if err := hl.Close(res.Start); err != nil {
+		if err := st.files.hlog.Close(res.Start); err != nil {
 			keep(fmt.Errorf("%s: %w", rundir.HLogFile, err))
 		}
 	}
-	keep(hlogFile.Close())
+	keep(st.files.close())
 	keep(rd.RecordFile(rundir.HLogFile, "load generator's HdrHistogram interval log, latency in ns"))
-	keep(metricsFile.Close())
 	keep(rd.RecordFile(rundir.MetricsFile, "one poll of the target per line, t_s on the load's clock"))
 	keep(st.writeProfiles())
 
-	status, reason := rundir.StatusComplete, ""
-	if cause := context.Cause(runCtx); cause != nil && (res == nil || res.Interrupted || cause != context.Canceled) {
+	status, reason := endStatus(context.Cause(runCtx), res, loadErr)
+	keep(rd.UpdateManifest(func(m *rundir.Manifest) {
+		m.End = time.Now()
+		m.Status, m.Reason = status, reason
+		m.Trace = st.caps.traceInfo()
+	}))
+	st.mu.Lock()
+	keep(st.writeErr)
+	st.mu.Unlock()
+	if loadErr != nil && res == nil {
+		keep(loadErr)
+	}
+	return &Outcome{Dir: st.r.cfg.Out, Result: res, Manifest: rd.Manifest()}, errors.Join(errs...)
+}
+
+// endStatus is how a run ended: complete, or interrupted and why.
+func endStatus(cause error, res *load.Result, loadErr error) (status, reason string) {
+	status = rundir.StatusComplete
+	if cause != nil && (res == nil || res.Interrupted || cause != context.Canceled) {
 		status, reason = rundir.StatusInterrupted, describeCause(cause)
 	} else if res != nil && res.Interrupted {
 		status, reason = rundir.StatusInterrupted, "interrupted"
@@ -377,18 +480,7 @@ func (r *Runner) Run(ctx context.Context) (*Outcome, error) {
 			reason = loadErr.Error()
 		}
 	}
-	if err := rd.UpdateManifest(func(m *rundir.Manifest) {
-		m.End = time.Now()
-		m.Status, m.Reason = status, reason
-		m.Trace = st.traceInfo()
-	}); err != nil {
-		keep(err)
-	}
-	out.Manifest = rd.Manifest()
-	if loadErr != nil && res == nil {
-		errs = append(errs, loadErr)
-	}
-	return out, errors.Join(errs...)
+	return status, reason
 }
 
 func describeCause(cause error) string {
@@ -405,13 +497,13 @@ func describeCause(cause error) string {
 	return cause.Error()
 }
 
-// failStart marks the directory interrupted with err and returns err.
-func (r *Runner) failStart(rd *rundir.Writer, err error) (*Outcome, error) {
-	rd.UpdateManifest(func(m *rundir.Manifest) {
+// failStart marks the directory interrupted by err, the reason the run
+// could not start; it returns the manifest's write error.
+func (r *Runner) failStart(rd *rundir.Writer, err error) error {
+	return rd.UpdateManifest(func(m *rundir.Manifest) {
 		m.End = time.Now()
 		m.Status, m.Reason = rundir.StatusInterrupted, err.Error()
 	})
-	return nil, err
 }
 
 func (r *Runner) initialManifest() rundir.Manifest {
@@ -465,23 +557,26 @@ func (r *Runner) armFlightRecorder(ctx context.Context, c target.Client) {
 }
 
 // recordMissingUpFront notes in the manifest what this target cannot give.
-func (r *Runner) recordMissingUpFront(rd *rundir.Writer, c target.Client, local bool) {
+func (r *Runner) recordMissingUpFront(rd *rundir.Writer, c target.Client, local bool) error {
+	var errs []error
+	missing := func(what string, why error) { errs = append(errs, rd.RecordMissing(what, why)) }
 	switch c.Source() {
 	case rundir.SourcePprof:
-		rd.RecordMissing("runtime metrics (goroutines by state, sched latencies, GC pauses, GOMAXPROCS), pools, fgprof, flight recorder",
+		missing("runtime metrics (goroutines by state, sched latencies, GC pauses, GOMAXPROCS), pools, fgprof, flight recorder",
 			errors.New("the target has net/http/pprof but not schedscope's agent: goroutine and thread counts come from the goroutine and threadcreate profiles, the trace from /debug/pprof/trace"))
 	case rundir.SourceNone:
-		rd.RecordMissing("runtime metrics, pools, trace, profiles",
+		missing("runtime metrics, pools, trace, profiles",
 			errors.New("neither schedscope's agent nor net/http/pprof answered on the target's host"))
 	}
 	if !local {
-		rd.RecordMissing("target CPU and RSS from /proc", errors.New("the target is not local (no --pid or --cmd); CPU per request is the runtime's estimate, without kernel time"))
+		missing("target CPU and RSS from /proc", errors.New("the target is not local (no --pid or --cmd); CPU per request is the runtime's estimate, without kernel time"))
 	}
 	if a, ok := c.(*target.Agent); ok && r.cfg.SnapshotWhen != "" {
 		if idx := a.Index(); idx != nil && idx.FlightRecorder != "on" {
-			rd.RecordMissing("flight-recorder snapshot", fmt.Errorf("the agent's flight recorder is %q; a trace window is taken instead", idx.FlightRecorder))
+			missing("flight-recorder snapshot", fmt.Errorf("the agent's flight recorder is %q; a trace window is taken instead", idx.FlightRecorder))
 		}
 	}
+	return errors.Join(errs...)
 }
 
 func moduleVersion() string {
@@ -491,70 +586,117 @@ func moduleVersion() string {
 	return "(devel)"
 }
 
-// runState is the shared state of one Run's goroutines.
+// runState is one Run's state, shared by the load's progress callback, the
+// poller and the capturer. Each part says who writes it.
 type runState struct {
-	r       *Runner
-	rd      *rundir.Writer
-	client  target.Client
-	usage   func() (target.Usage, error)
-	metrics *rundir.Appender
-	cancel  context.CancelCauseFunc
+	r      *Runner
+	rd     *rundir.Writer
+	client target.Client
+	usage  func() (target.Usage, error) // nil when the target is not local
+	files  runFiles
+	cancel context.CancelCauseFunc // ends the run with a cause
 
-	progress    chan load.Progress // latest progress for the capturer (replace-latest)
-	loadDone    chan struct{}
-	steadySteps int
+	// From the load to the capturer.
+	progress        chan load.Progress // latest progress (replace-latest)
+	snapshotTrigger chan string        // the condition that held
+	loadDone        chan struct{}
+	steadySteps     int
 
 	emitLock sync.Mutex // serializes Live callbacks
 
-	mu          sync.Mutex
-	loadStart   time.Time // zero until the first progress
+	mu       sync.Mutex // guards tally, view, live and writeErr
+	tally    loadTally  // written by the progress callback
+	view     pollView   // written by the poller
+	live     liveState  // written by every goroutine
+	writeErr error      // the first manifest write error of a callback
+
+	// The poller's own: the previous raw poll and the failures in a row.
+	prev     target.Poll
+	failures int
+
+	// The capturer's own while the run runs; finish reads it after.
+	caps captures
+}
+
+// loadTally is the load's clock and its running 2xx count, kept from the
+// progress callback.
+type loadTally struct {
+	start       time.Time // zero until the first progress
 	last        load.Progress
-	hasLast     bool
-	completed   map[int]int64 // per plan phase, the latest Completed
 	okTotal     float64       // 2xx responses so far, every phase, from the progress ticks
 	lastElapsed time.Duration // RunElapsed of the previous progress snapshot (not Done)
-	prev        target.Poll
-	point       rundir.TargetPoint
-	polledAt    time.Duration
-	capture     string
-	notes       []rundir.Note
-	condHeld    bool
-	failures    int
+}
 
-	// Captured by the capturer, read after it stopped.
+// pollView is the latest poll as Live shows it.
+type pollView struct {
+	point    rundir.TargetPoint
+	polledAt time.Duration // load clock; -1 before any poll
+}
+
+// liveState is what Live says beside the figures.
+type liveState struct {
+	capture  string // what is being captured now
+	notes    []rundir.Note
+	condHeld bool // a snapshot condition held once
+}
+
+// captures is what the capturer took.
+type captures struct {
 	profStart, profEnd map[string][]byte
 	fgprofPieces       [][]byte
-	traceCapture       rundir.TraceMode
-	traceReason        string
-	traceStartS        float64
-	traceEndS          float64
-	extraTraces        []string
-	snapshotTrigger    chan string // the condition that held
+	trace              rundir.TraceCapture // Mode "" until trace.out is taken
+}
+
+// traceInfo describes trace.out for the manifest; nil when none was taken.
+func (c *captures) traceInfo() *rundir.TraceCapture {
+	if c.trace.Mode == "" {
+		return nil
+	}
+	t := c.trace
+	return &t
+}
+
+// keepWriteErr keeps the first error of a manifest write that a callback
+// cannot return; finish reports it.
+func (st *runState) keepWriteErr(err error) {
+	if err == nil {
+		return
+	}
+	st.mu.Lock()
+	if st.writeErr == nil {
+		st.writeErr = err
+	}
+	st.mu.Unlock()
+}
+
+// missing records what could not be collected, keeping a write error.
+func (st *runState) missing(what string, why error) {
+	st.keepWriteErr(st.rd.RecordMissing(what, why))
 }
 
 // onProgress is the load's Progress callback.
 func (st *runState) onProgress(p load.Progress) {
 	st.mu.Lock()
-	if st.loadStart.IsZero() {
-		st.loadStart = time.Now().Add(-p.RunElapsed)
-		st.rd.UpdateManifest(func(m *rundir.Manifest) { m.LoadStart = st.loadStart })
+	first := st.tally.start.IsZero()
+	if first {
+		st.tally.start = time.Now().Add(-p.RunElapsed)
 	}
-	st.last, st.hasLast = p, true
-	if st.completed == nil {
-		st.completed = map[int]int64{}
-	}
-	st.completed[p.Phase] = p.Completed
+	start := st.tally.start
+	st.tally.last = p
 	if !p.Done {
 		// OKPerS counts every 2xx since the previous report over the time
 		// since the previous snapshot (the load's tick), so OKPerS x that
 		// time is the 2xx count since then.
-		if d := p.RunElapsed - st.lastElapsed; d > 0 && st.lastElapsed > 0 {
-			st.okTotal += p.OKPerS * d.Seconds()
+		if d := p.RunElapsed - st.tally.lastElapsed; d > 0 && st.tally.lastElapsed > 0 {
+			st.tally.okTotal += p.OKPerS * d.Seconds()
 		}
-		st.lastElapsed = p.RunElapsed
+		st.tally.lastElapsed = p.RunElapsed
 	}
 	live := st.liveLocked()
 	st.mu.Unlock()
+	if first {
+		st.keepWriteErr(st.rd.UpdateManifest(func(m *rundir.Manifest) { m.LoadStart = start }))
+	}
 	select {
 	case <-st.progress:
 	default:
@@ -565,12 +707,12 @@ func (st *runState) onProgress(p load.Progress) {
 
 // liveLocked builds a Live value; the caller holds mu.
 func (st *runState) liveLocked() Live {
-	l := Live{Load: st.last, Target: st.point, PolledAt: st.polledAt, Source: st.client.Source(), Capture: st.capture,
-		Notes: append([]rundir.Note(nil), st.notes...)}
-	if !st.loadStart.IsZero() {
-		l.At = time.Since(st.loadStart)
+	l := Live{Load: st.tally.last, Target: st.view.point, PolledAt: st.view.polledAt, Source: st.client.Source(), Capture: st.live.capture,
+		Notes: append([]rundir.Note(nil), st.live.notes...)}
+	if !st.tally.start.IsZero() {
+		l.At = time.Since(st.tally.start)
 	}
-	for _, p := range st.point.Pools {
+	for _, p := range st.view.point.Pools {
 		if p.Saturated {
 			l.Notes = append(l.Notes, rundir.Note{Kind: rundir.KindPoolSaturated,
 				Text: fmt.Sprintf("pool %s is full: %d/%d in use, %d waiting", p.Name, p.InUse, p.Size, p.Waiting)})
@@ -584,10 +726,10 @@ func (st *runState) liveLocked() Live {
 func (st *runState) emit(l Live) {
 	if c, ok := firstHeld(st.r.snapshotWhen, LiveSource(&l)); ok {
 		st.mu.Lock()
-		first := !st.condHeld
-		st.condHeld = true
+		first := !st.live.condHeld
+		st.live.condHeld = true
 		if first {
-			st.notes = append(st.notes, rundir.Note{Kind: rundir.KindSnapshotCondition, Text: "snapshot condition " + c.String() + " held"})
+			st.live.notes = append(st.live.notes, rundir.Note{Kind: rundir.KindSnapshotCondition, Text: "snapshot condition " + c.String() + " held"})
 		}
 		st.mu.Unlock()
 		if first {
@@ -607,10 +749,7 @@ func (st *runState) emit(l Live) {
 // baseline takes the first poll before the load starts, so the first
 // interval has something to subtract from.
 func (st *runState) baseline(ctx context.Context) {
-	ps, _ := st.read(ctx)
-	st.mu.Lock()
-	st.prev = ps
-	st.mu.Unlock()
+	st.prev, _ = st.read(ctx)
 }
 
 // read polls the target once.
@@ -666,11 +805,11 @@ func (st *runState) pollOnce(ctx context.Context) {
 		return // a poll cut by the end of the run is not a failure
 	}
 	st.mu.Lock()
-	if st.loadStart.IsZero() {
+	if st.tally.start.IsZero() {
 		st.mu.Unlock()
 		return
 	}
-	ps.OKTotal = int64(st.okTotal)
+	ps.OKTotal = int64(st.tally.okTotal)
 	tp := target.Point(st.prev, ps)
 	if st.client.Source() == rundir.SourcePprof && ps.Agent != nil {
 		tp.HasAgent = false
@@ -680,8 +819,8 @@ func (st *runState) pollOnce(ctx context.Context) {
 		}
 		ps.Agent = nil
 	}
-	line := rundir.MetricsLine{T: ps.At.Sub(st.loadStart).Seconds(), Time: ps.At, Load: loadPoint(st.last), Target: tp,
-		Agent: ps.Agent, Proc: ps.Proc, Capture: st.capture}
+	line := rundir.MetricsLine{T: ps.At.Sub(st.tally.start).Seconds(), Time: ps.At, Load: loadPoint(st.tally.last), Target: tp,
+		Agent: ps.Agent, Proc: ps.Proc, Capture: st.live.capture}
 	line.Load.OKTotal = ps.OKTotal
 	if len(errs) > 0 {
 		line.Error = strings.Join(errs, "; ")
@@ -698,14 +837,14 @@ func (st *runState) pollOnce(ctx context.Context) {
 	if ps.Agent != nil || ps.Proc != nil {
 		st.prev = ps
 	}
-	st.point, st.polledAt = tp, ps.At.Sub(st.loadStart)
+	st.view = pollView{point: tp, polledAt: ps.At.Sub(st.tally.start)}
 	live := st.liveLocked()
 	st.mu.Unlock()
-	_ = st.metrics.Line(line) // a write error is reported when the file is closed
+	_ = st.files.metrics.Line(line) // a write error is reported when the file is closed
 	st.emit(live)
 	if gone {
 		st.mu.Lock()
-		st.notes = append(st.notes, rundir.Note{Kind: rundir.KindTargetGone, Text: "the target stopped answering"})
+		st.live.notes = append(st.live.notes, rundir.Note{Kind: rundir.KindTargetGone, Text: "the target stopped answering"})
 		st.mu.Unlock()
 		st.cancel(fmt.Errorf("%w: %s", errTargetGone, line.Error))
 	}
