@@ -272,7 +272,7 @@ func (c *collector) finalize(ps *phaseState) {
 		Planned: ps.planned.Load(), Sent: ps.sent.Load(), NotSent: ps.notSent.Load(),
 		Completed: ps.completed, OK: ps.ok, Errors: ps.errs,
 		Latency: percentiles(ps.lat), Service: percentiles(ps.svc),
-		SendLag:      LagPercentiles{P50: ms(ps.lag.ValueAtQuantile(50)), P99: ms(ps.lag.ValueAtQuantile(99)), Max: ms(ps.lag.Max())},
+		SendLag:      LagPercentiles{P50: nsMS(ps.lag.ValueAtQuantile(50)), P99: nsMS(ps.lag.ValueAtQuantile(99)), Max: nsMS(ps.lag.Max())},
 		PeakInFlight: ps.inflightMax,
 		GC:           gc,
 		LatencyHist:  ps.lat, ServiceHist: ps.svc, SendLagHist: ps.lag,
@@ -321,14 +321,15 @@ func completionRate(ps *phaseState, dur float64) (completed, ok float64) {
 	return completed, completed * float64(ps.ok) / float64(ps.completed)
 }
 
-func ms(ns int64) float64 { return float64(ns) / 1e6 }
+// nsMS is ns nanoseconds in milliseconds.
+func nsMS(ns int64) float64 { return float64(ns) / 1e6 }
 
 func percentiles(h *hdrhistogram.Histogram) Percentiles {
 	if h.TotalCount() == 0 {
 		return Percentiles{}
 	}
 	return Percentiles{
-		P50: ms(h.ValueAtQuantile(50)), P90: ms(h.ValueAtQuantile(90)), P99: ms(h.ValueAtQuantile(99)),
-		P999: ms(h.ValueAtQuantile(99.9)), Max: ms(h.Max()), Mean: h.Mean() / 1e6, Count: h.TotalCount(),
+		P50: nsMS(h.ValueAtQuantile(50)), P90: nsMS(h.ValueAtQuantile(90)), P99: nsMS(h.ValueAtQuantile(99)),
+		P999: nsMS(h.ValueAtQuantile(99.9)), Max: nsMS(h.Max()), Mean: h.Mean() / 1e6, Count: h.TotalCount(),
 	}
 }

@@ -110,7 +110,7 @@ func FormatProgress(p Progress) string {
 	}
 	return fmt.Sprintf("%s sent %d not-sent %d 2xx %d err %d in-flight %d | p50 %s p99 %s ms | 2xx/s %.0f",
 		head, p.Sent, p.NotSent, p.OK, p.Errors.Total(), p.InFlight,
-		fmtMS(ms(int64(p.IntervalP50))), fmtMS(ms(int64(p.IntervalP99))), p.OKPerS)
+		fmtMS(nsMS(int64(p.IntervalP50))), fmtMS(nsMS(int64(p.IntervalP99))), p.OKPerS)
 }
 
 // Compare writes the steady phases of several results side by side, one

@@ -573,7 +573,7 @@ func (r *runner) step(ctx context.Context, g group, i int, k rundir.StepKey, p *
 		StepKey: k, Pinned: pinned, Start: start, DurationS: m.Duration.Seconds(),
 		Sent: m.Sent, OK: m.OK, Errors: m.Errors, Timeouts: m.Timeouts, NotSent: m.NotSent, OKPerSec: m.OKPerSec,
 		AnsweredPerSec: m.AnsweredPerSec,
-		P50MS:          ms(m.P50), P99MS: ms(m.P99), MaxMS: ms(m.Max), ServiceP50MS: ms(m.ServiceP50),
+		P50MS:          durMS(m.P50), P99MS: durMS(m.P99), MaxMS: durMS(m.Max), ServiceP50MS: durMS(m.ServiceP50),
 		GeneratorVerdict: m.GeneratorVerdict, GeneratorBound: m.GeneratorBound, GeneratorNote: m.GeneratorNote,
 		Verdicts: m.Verdicts, GeneratorCPUCores: m.GeneratorCPUCores,
 	}
@@ -614,7 +614,8 @@ func (r *runner) ticker(g group, rate float64) func(PhaseProgress) {
 	}
 }
 
-func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+// durMS is d in milliseconds.
+func durMS(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 func sleep(ctx context.Context, d time.Duration) error {
 	if d <= 0 {

@@ -228,8 +228,8 @@ func (m Dashboard) apply(f Frame) Dashboard {
 	}
 	m.frame, m.hasFrame = f, true
 	if f.Load.P50 > 0 || f.Load.P99 > 0 {
-		m.p50 = appendPoint(m.p50, point{x, ms(f.Load.P50)})
-		m.p99 = appendPoint(m.p99, point{x, ms(f.Load.P99)})
+		m.p50 = appendPoint(m.p50, point{x, durMS(f.Load.P50)})
+		m.p99 = appendPoint(m.p99, point{x, durMS(f.Load.P99)})
 	}
 	if rt := f.Runtime; rt != nil {
 		m.gor = appendPoint(m.gor, point{x, float64(rt.Goroutines)})
@@ -255,7 +255,8 @@ func (m Dashboard) apply(f Frame) Dashboard {
 	return m
 }
 
-func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+// durMS is d in milliseconds.
+func durMS(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // key handles a key press.
 func (m Dashboard) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {

@@ -51,7 +51,7 @@ func (m *SweepMapper) Map(e sweep.Event) tui.SweepEvent {
 	case sweep.EventStep:
 		if s := e.Step; s != nil {
 			row := tui.SweepRow{GOMAXPROCS: s.GOMAXPROCS, Iteration: s.Iteration, Rate: s.Rate, OKPerSec: s.OKPerSec,
-				P50: ms(s.P50MS), P99: ms(s.P99MS), Errors: s.Errors, NotSent: s.NotSent}
+				P50: msDuration(s.P50MS), P99: msDuration(s.P99MS), Errors: s.Errors, NotSent: s.NotSent}
 			if s.GeneratorBound {
 				row.Note = "generator-bound: " + s.GeneratorNote
 			}
@@ -72,4 +72,5 @@ func (m *SweepMapper) Map(e sweep.Event) tui.SweepEvent {
 	return v
 }
 
-func ms(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
+// msDuration is v milliseconds as a Duration.
+func msDuration(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
