@@ -196,6 +196,9 @@ var everyFile = []string{rundir.ManifestFile, rundir.ResultsFile, rundir.HLogFil
 // TestPoolModelCeiling: 2 workers and 50 ms sleeps fit 40 req/s; offered
 // 80 req/s, the worker pool is the ceiling and the run says so.
 func TestPoolModelCeiling(t *testing.T) {
+	if testing.Short() {
+		t.Skip("an 8 s loopback run past a worker pool's ceiling")
+	}
 	fc := fixtures.DefaultConfig()
 	fc.Model, fc.Workers, fc.QueueSize = fixtures.ModelPool, 2, 10_000
 	srv := startFixture(t, fc, true)
@@ -289,6 +292,9 @@ func serveTarget() {
 // (the first of two conditions to hold), from an agent whose recorder runs
 // on demand: the run arms it.
 func TestDBPoolCeiling(t *testing.T) {
+	if testing.Short() {
+		t.Skip("an 8 s loopback run past a database pool's ceiling")
+	}
 	fc := fixtures.DefaultConfig()
 	fc.Model, fc.DBPool, fc.DBDelay = fixtures.ModelGoroutine, 2, 50*time.Millisecond
 	srv := startFixtureWith(t, fc, &agent.Options{FlightRecorder: agent.FlightRecorderOptions{MinAge: 2 * time.Second}})
