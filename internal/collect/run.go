@@ -1,12 +1,14 @@
 // Package collect runs load against a target while collecting what the Go
-// scheduler did meanwhile, into a run directory: the load generator's
-// results and HDR log, the target's runtime metrics polled once a second on
-// the load's clock, an execution trace, blocking and wall-clock profiles,
-// the trace analyzers' report and the figures derived from all of them.
+// scheduler did meanwhile, into a run directory (package rundir): the load
+// generator's results and HDR log, the target's runtime metrics polled once
+// a second on the load's clock, an execution trace, and blocking and
+// wall-clock profiles. It writes raw files only and imports no analysis:
+// package derive turns the directory into analysis.json and summary.txt.
 //
-// Runner.Run is the entry point (`schedscope run` is a thin wrapper). The
-// in-target agent lives in collect/agent (its own module); the load
-// generator in collect/load.
+// Runner.Run is the entry point (`schedscope run` calls it, then derive).
+// The in-target agent lives in collect/agent (its own module), the load
+// generator in collect/load, the target's process and clients in package
+// target.
 package collect
 
 import (

@@ -1,0 +1,27 @@
+// Package rundir owns the formats of schedscope's two kinds of directory,
+// the one contract between the floor that measures and the floor that
+// explains:
+//
+//   - A run directory (`schedscope run`, each model of `schedscope demo`):
+//     manifest.json (Manifest: what ran, where, how it ended, what each
+//     file holds), results.json (the load generator's load.Result),
+//     load.hlog (its HdrHistogram interval log), metrics.jsonl (one
+//     MetricsLine per poll of the target: the raw agent snapshot and /proc
+//     counters, and the figures derived from them live), trace.out and the
+//     *.pb.gz profiles, then analysis.json (Analysis) and summary.txt,
+//     which package derive makes from the others alone.
+//   - A sweep directory (`schedscope sweep`): sweep.json (SweepPlan) and
+//     steps/*.json (one SweepStep per finished step).
+//
+// Writers (Create, Open, Writer) write whole files through a rename and
+// append lines with single writes, so a reader never sees half a document
+// and a killed run leaves whole lines. Readers (ReadRun, ReadSweep,
+// ReadMetrics, FindTrace) are the only code that reads these files.
+//
+// Kind is the one taxonomy of conclusions (findings, ceilings, live notes,
+// the load generator's verdicts, a sweep's limits): code selects on it,
+// never on the prose.
+//
+// The package imports only the leaves whose types the files hold (analyze,
+// collect/load, collect/agent); internal/layout's test keeps it so.
+package rundir
