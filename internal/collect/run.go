@@ -290,6 +290,7 @@ func (r *Runner) cancellable(ctx context.Context) (context.Context, context.Canc
 type attached struct {
 	proc   *target.Process              // nil unless the run started it
 	usage  func() (target.Usage, error) // nil when the target is not local
+	pid    int                          // the local target's process; 0 when not local
 	client target.Client
 }
 
@@ -329,11 +330,13 @@ func (r *Runner) attach(ctx context.Context, rd *rundir.Writer) (*attached, erro
 			}
 			return proc.Usage()
 		}
+		a.pid = proc.PID()
 	case cfg.PID != 0:
 		if _, err := target.ReadUsage(cfg.PID); err != nil {
 			return nil, fmt.Errorf("--pid: %w", err)
 		}
 		a.usage = func() (target.Usage, error) { return target.ReadUsage(cfg.PID) }
+		a.pid = cfg.PID
 	}
 	client, err := target.Discover(ctx, cfg.Load.URL, cfg.AgentURL, cfg.PprofURL, cfg.Token)
 	if err != nil {
@@ -345,16 +348,11 @@ func (r *Runner) attach(ctx context.Context, rd *rundir.Writer) (*attached, erro
 	a.client = client
 	r.armFlightRecorder(ctx, client)
 	err = rd.UpdateManifest(func(m *rundir.Manifest) {
-		switch {
-		case a.proc != nil:
-			m.Target.PID = a.proc.PID()
-		case cfg.PID != 0:
-			m.Target.PID = cfg.PID
-		}
+		m.Target.PID = a.pid
 		r.describeTarget(m, client)
 	})
 	if err == nil {
-		err = r.recordMissingUpFront(rd, client, a.usage != nil)
+		err = r.recordMissingUpFront(rd, client, a.pid)
 	}
 	if err != nil {
 		a.close()
@@ -388,7 +386,7 @@ func newRunState(r *Runner, rd *rundir.Writer, tg *attached) (*runState, error) 
 		hlogFile.Close()
 		return nil, err
 	}
-	st := &runState{r: r, rd: rd, client: tg.client, usage: tg.usage,
+	st := &runState{r: r, rd: rd, client: tg.client, usage: tg.usage, pid: tg.pid,
 		files:           runFiles{hlogFile: hlogFile, hlog: load.NewHLog(hlogFile), metrics: metrics},
 		progress:        make(chan load.Progress, 1),
 		snapshotTrigger: make(chan string, 1),
@@ -559,7 +557,7 @@ func (r *Runner) armFlightRecorder(ctx context.Context, c target.Client) {
 }
 
 // recordMissingUpFront notes in the manifest what this target cannot give.
-func (r *Runner) recordMissingUpFront(rd *rundir.Writer, c target.Client, local bool) error {
+func (r *Runner) recordMissingUpFront(rd *rundir.Writer, c target.Client, pid int) error {
 	var errs []error
 	missing := func(what string, why error) { errs = append(errs, rd.RecordMissing(what, why)) }
 	switch c.Source() {
@@ -570,8 +568,10 @@ func (r *Runner) recordMissingUpFront(rd *rundir.Writer, c target.Client, local 
 		missing("runtime metrics, pools, trace, profiles",
 			errors.New("neither schedscope's agent nor net/http/pprof answered on the target's host"))
 	}
-	if !local {
-		missing("target CPU and RSS from /proc", errors.New("the target is not local (no --pid or --cmd); CPU per request is the runtime's estimate, without kernel time"))
+	if pid == 0 {
+		missing("target CPU and RSS from /proc, its cgroup's CPU limit and throttling", errors.New("the target is not local (no --pid or --cmd); CPU per request is the runtime's estimate, without kernel time"))
+	} else if _, err := target.ReadCgroup(pid); err != nil {
+		missing("the target's cgroup CPU limit and throttling", err)
 	}
 	if a, ok := c.(*target.Agent); ok && r.cfg.SnapshotWhen != "" {
 		if idx := a.Index(); idx != nil && idx.FlightRecorder != "on" {
@@ -595,6 +595,7 @@ type runState struct {
 	rd     *rundir.Writer
 	client target.Client
 	usage  func() (target.Usage, error) // nil when the target is not local
+	pid    int                          // the local target's process, for its cgroup; 0 when not local
 	files  runFiles
 	cancel context.CancelCauseFunc // ends the run with a cause
 
@@ -782,6 +783,11 @@ func (st *runState) read(ctx context.Context) (target.Poll, []string) {
 			ps.Proc = &rundir.ProcCounters{CPUSeconds: u.CPU.Seconds(), RSSBytes: u.RSS, Threads: u.Threads}
 		}
 	}
+	if st.pid != 0 {
+		if c, err := target.ReadCgroup(st.pid); err == nil {
+			ps.Cgroup = &c // a cgroup that cannot be read was recorded missing at the start
+		}
+	}
 	return ps, errs
 }
 
@@ -822,7 +828,7 @@ func (st *runState) pollOnce(ctx context.Context) {
 		ps.Agent = nil
 	}
 	line := rundir.MetricsLine{T: ps.At.Sub(st.tally.start).Seconds(), Time: ps.At, Load: loadPoint(st.tally.last), Target: tp,
-		Agent: ps.Agent, Proc: ps.Proc, Capture: st.live.capture}
+		Agent: ps.Agent, Proc: ps.Proc, Cgroup: ps.Cgroup, Capture: st.live.capture}
 	line.Load.OKTotal = ps.OKTotal
 	if len(errs) > 0 {
 		line.Error = strings.Join(errs, "; ")

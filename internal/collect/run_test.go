@@ -443,4 +443,17 @@ func TestKilledTarget(t *testing.T) {
 	if !local {
 		t.Errorf("no CPU from /proc for a --cmd target: %+v", out.Analysis.Phases)
 	}
+	// Its cgroup's limit and throttling counters, where this machine has a
+	// CPU controller to read (the target runs in the test's own cgroup).
+	if want, err := target.ReadCgroup(os.Getpid()); err == nil {
+		lines, err := rundir.ReadMetrics(filepath.Join(out.Dir, rundir.MetricsFile))
+		if err != nil || len(lines) == 0 {
+			t.Fatalf("metrics.jsonl: %d lines, %v", len(lines), err)
+		}
+		if c := lines[0].Cgroup; c == nil || c.Version != want.Version || c.Path != want.Path {
+			t.Errorf("metrics.jsonl's first line: cgroup %+v, want the test's own (%+v)", c, want)
+		}
+	} else {
+		t.Logf("no cgroup CPU controller here (%v): cgroup counters not checked", err)
+	}
 }

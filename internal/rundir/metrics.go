@@ -25,6 +25,9 @@ type MetricsLine struct {
 	// Proc is the target's raw /proc counters at the poll; nil when the
 	// target is not a local process or the read failed.
 	Proc *ProcCounters `json:"proc,omitempty"`
+	// Cgroup is the target's cgroup CPU limit and throttling counters; nil
+	// when the target is not local or its cgroup has no CPU controller.
+	Cgroup *CgroupCounters `json:"cgroup,omitempty"`
 	// Capture is what the run was capturing at the poll ("fgprof 3.9s",
 	// "trace window 6.1-8.1 s"), empty when nothing: captures cost the
 	// target CPU, so the phase's CPU figures avoid those polls.
@@ -151,3 +154,24 @@ const (
 	MetricGCPauses          = "/sched/pauses/total/gc:seconds"
 	MetricThreadsCreated    = "threadcreate:total"
 )
+
+// CgroupCounters are the CPU controller of a local target's cgroup at one
+// poll: its limit and its cumulative throttling counters (cpu.stat), so a
+// figure over an interval is the difference of two lines. Only the
+// target's own (leaf) cgroup is read.
+type CgroupCounters struct {
+	// Version is the cgroup version, 1 or 2; Path the cgroup's path in its
+	// hierarchy, as /proc/PID/cgroup gives it.
+	Version int    `json:"version"`
+	Path    string `json:"path"`
+	// QuotaCores is the CPU limit, quota / period, in cores; 0 when the
+	// cgroup has none. PeriodUS is the enforcement period.
+	QuotaCores float64 `json:"quota_cores,omitempty"`
+	PeriodUS   int64   `json:"period_us,omitempty"`
+	// Periods is the enforcement periods that have elapsed with the cgroup
+	// runnable, Throttled those in which it ran out of quota, and
+	// ThrottledSeconds the time its threads waited for the next period.
+	Periods          int64   `json:"nr_periods"`
+	Throttled        int64   `json:"nr_throttled"`
+	ThrottledSeconds float64 `json:"throttled_s"`
+}

@@ -14,13 +14,16 @@ type Poll struct {
 	At    time.Time
 	Agent *agent.Snapshot      // nil without an agent, or when it failed
 	Proc  *rundir.ProcCounters // nil when /proc was not read
+	// Cgroup is the target's cgroup CPU limit and throttling; nil when not
+	// read.
+	Cgroup *rundir.CgroupCounters
 	// OKTotal is the 2xx responses received so far, every phase.
 	OKTotal int64
 }
 
 // PollOf returns the raw poll a metrics line holds.
 func PollOf(l *rundir.MetricsLine) Poll {
-	return Poll{At: l.Time, Agent: l.Agent, Proc: l.Proc, OKTotal: l.Load.OKTotal}
+	return Poll{At: l.Time, Agent: l.Agent, Proc: l.Proc, Cgroup: l.Cgroup, OKTotal: l.Load.OKTotal}
 }
 
 // Point computes a poll's interval figures from it and the previous poll:
