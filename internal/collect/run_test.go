@@ -85,7 +85,8 @@ type ranRun struct {
 
 // runOnce runs cfg into a fresh directory, derives analysis.json and
 // summary.txt as `schedscope run` does, and checks that deriving them again
-// from the files alone gives the same bytes.
+// from the files alone, in place or in a copy elsewhere, gives the same
+// bytes.
 func runOnce(t *testing.T, ctx context.Context, cfg Config) *ranRun {
 	t.Helper()
 	if cfg.Out == "" {
@@ -111,6 +112,20 @@ func runOnce(t *testing.T, ctx context.Context, cfg Config) *ranRun {
 	for name, b := range first {
 		if !bytes.Equal(b, again[name]) {
 			t.Errorf("%s derived again from the files differs from the first derivation", name)
+		}
+	}
+	// A copy of the directory elsewhere derives the same bytes.
+	cp := filepath.Join(t.TempDir(), "copy")
+	if err := os.CopyFS(cp, os.DirFS(out.Dir)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := derive.Dir(context.Background(), cp); err != nil {
+		t.Fatalf("derive a copy: %v", err)
+	}
+	copied := readFiles(t, cp, rundir.AnalysisFile, rundir.SummaryFile)
+	for name, b := range copied {
+		if !bytes.Equal(b, first[name]) {
+			t.Errorf("%s derived in a copy of the run directory differs from the original's", name)
 		}
 	}
 	out.Manifest = d.Run.Manifest

@@ -121,12 +121,11 @@ func analyzeTrace(ctx context.Context, run *rundir.Run, an *rundir.Analysis) []r
 	if t := run.Manifest.Trace; t != nil {
 		an.TraceCapture, an.TraceReason, an.TraceStartS, an.TraceEndS = string(t.Mode), t.Reason, t.StartS, t.EndS
 	}
-	path := filepath.Join(run.Dir, rundir.TraceFile)
-	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+	rep, err := analyzeRunTrace(ctx, run.Dir)
+	if errors.Is(err, fs.ErrNotExist) {
 		an.TraceError = "no trace captured"
 		return nil
 	}
-	rep, err := analyze.TraceFile(ctx, path, analyze.Options{})
 	an.Trace = rep
 	if err != nil {
 		an.TraceError = err.Error()
@@ -145,4 +144,27 @@ func analyzeTrace(ctx context.Context, run *rundir.Run, an *rundir.Analysis) []r
 			Detail: fmt.Sprintf("%d goroutines locked to their thread", len(rep.Pinned.LockedGoroutines))})
 	}
 	return out
+}
+
+// analyzeRunTrace analyzes dir's trace.out, naming it by its name in the
+// directory (in the report's Source and in errors), so the analysis does
+// not depend on where the directory lies: a copy derives the same bytes.
+func analyzeRunTrace(ctx context.Context, dir string) (*analyze.Report, error) {
+	f, err := os.Open(filepath.Join(dir, rundir.TraceFile))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var opts analyze.Options
+	if fi, err := f.Stat(); err == nil {
+		opts.Size = fi.Size()
+	}
+	rep, err := analyze.Trace(ctx, f, opts)
+	if rep != nil {
+		rep.Source = rundir.TraceFile
+	}
+	if err != nil {
+		return rep, fmt.Errorf("trace %s: %w", rundir.TraceFile, err)
+	}
+	return rep, nil
 }
