@@ -1,5 +1,5 @@
 // Package report writes schedscope's Markdown reports with PNG plots: for a
-// GOMAXPROCS sweep directory (collect/sweep) the results table, knee,
+// GOMAXPROCS sweep directory (read through internal/rundir) the results table, knee,
 // capacity by Little's law, scaling verdict, carriers needed and recommended
 // GOMAXPROCS; for a run directory, latency and goroutines/threads over time.
 //
