@@ -42,7 +42,7 @@ import (
 func main() {
 	serve := flag.String("serve", "", "serve the fixture on ADDR (target mode)")
 	withAgent := flag.Bool("agent", false, "target mode: mount the agent (flight recorder on)")
-	token := flag.String("token", "", "target mode: the agent's bearer token")
+	tokenFile := flag.String("token-file", "", "target mode: file holding the agent's bearer token (default: $SCHEDSCOPE_AGENT_TOKEN); never on the command line, where ps shows it")
 	noFR := flag.Bool("no-fr", false, "target mode: the agent's flight recorder off")
 	onDemand := flag.Bool("fr-on-demand", false, "target mode: the agent's flight recorder on demand (not armed)")
 	variantList := flag.String("variants", "none,agent", "variants to compare, the first is the baseline: none, agent, agent-nofr, agent-ondemand, agent+profiling")
@@ -56,13 +56,23 @@ func main() {
 	duration := flag.Duration("duration", 10*time.Second, "steady phase per variant and round")
 	warmup := flag.Duration("warmup", 2*time.Second, "warm-up before each steady phase")
 	path := flag.String("path", "/sleep?ms=1", "request path on the fixture")
+	for _, a := range os.Args[1:] {
+		if name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "="); strings.HasPrefix(a, "-") && name == "token" {
+			fmt.Fprintln(os.Stderr, "agent-overhead: -token no longer exists: a token on the command line is visible to every user of the host (ps, /proc); use -token-file PATH or $SCHEDSCOPE_AGENT_TOKEN")
+			os.Exit(2)
+		}
+	}
 	flag.Parse()
+	token, err := readToken(*tokenFile)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "agent-overhead:", err)
+		os.Exit(2)
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	var err error
 	if *serve != "" {
-		err = serveFixture(ctx, *serve, *withAgent, *profiling, *noFR, *onDemand, *token, *model, *workers, *dbPool)
+		err = serveFixture(ctx, *serve, *withAgent, *profiling, *noFR, *onDemand, token, *model, *workers, *dbPool)
 	} else {
 		err = bench(ctx, *rounds, *rate, *duration, *warmup, *path, strings.Split(*variantList, ","), *together)
 	}
@@ -70,6 +80,23 @@ func main() {
 		fmt.Fprintln(os.Stderr, "agent-overhead:", err)
 		os.Exit(1)
 	}
+}
+
+// readToken reads the agent's token from path, or from
+// $SCHEDSCOPE_AGENT_TOKEN when path is empty; "" when neither is set.
+func readToken(path string) (string, error) {
+	if path == "" {
+		return strings.TrimSpace(os.Getenv("SCHEDSCOPE_AGENT_TOKEN")), nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("-token-file: %w", err)
+	}
+	token := strings.TrimSpace(string(b))
+	if token == "" || strings.ContainsAny(token, " \t\r\n") {
+		return "", fmt.Errorf("-token-file %s: want the token alone, on one line", path)
+	}
+	return token, nil
 }
 
 func serveFixture(ctx context.Context, addr string, withAgent, profiling, noFR, onDemand bool, token, model string, workers, dbPool int) error {

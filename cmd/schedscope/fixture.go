@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"time"
 
 	"github.com/schedscope/schedscope/collect/agent"
@@ -30,22 +31,33 @@ func runFixture(ctx context.Context, s *stdio, args []string) error {
 	fs.IntVar(&cfg.FanoutConns, "fanout-conns", cfg.FanoutConns, "fanout: HTTP connections to the downstream (MaxConnsPerHost; the seed's wide pool is 1000)")
 	fs.StringVar(&cfg.DownstreamURL, "downstream", cfg.DownstreamURL, "fanout: downstream base URL (empty: start one in-process on another loopback port)")
 	fs.DurationVar(&cfg.DownstreamDelay, "downstream-delay", cfg.DownstreamDelay, "fanout: the in-process downstream's delay per call")
-	fs.StringVar(&cfg.DBDSN, "db-dsn", cfg.DBDSN, "db: postgres://... for PostgreSQL via pgx (empty: the embedded engine, no server needed)")
+	fs.StringVar(&cfg.DBDSN, "db-dsn", cfg.DBDSN, "db: postgres://... for PostgreSQL via pgx (empty: the embedded engine, no server needed); leave the password out of it, where ps shows it, and set $PGPASSWORD or ~/.pgpass, which pgx reads")
 	fs.DurationVar(&cfg.DBDelay, "db-delay", cfg.DBDelay, "db: how long the query takes")
 	fs.IntVar(&cfg.DBPool, "db-pool", cfg.DBPool, "db: database/sql pool size (SetMaxOpenConns)")
 	fs.DurationVar(&cfg.DBAcquireTimeout, "db-acquire-timeout", cfg.DBAcquireTimeout, "db: longest wait for a pool connection before 503")
 	withAgent := fs.Bool("agent", true, "mount schedscope's in-target agent at "+fixtureagent.Prefix+" (metrics, traces, profiles, pools)")
 	var aopts agent.Options
-	fs.StringVar(&aopts.Token, "agent-token", "", "require this Bearer token for the agent's traces, profiles and GOMAXPROCS")
+	tokenFile := addTokenFile(fs, "agent-token-file", "that every /debug/schedscope/ and /debug/pprof/ path then requires")
 	fs.BoolVar(&aopts.AllowSetGOMAXPROCS, "agent-set-gomaxprocs", false, "let the agent change GOMAXPROCS (schedscope sweep --live)")
 	fr := frMode("on-demand")
 	fs.Var(&fr, "agent-flight-recorder", "the agent's execution-trace flight recorder: on-demand (off until armed: schedscope run --snapshot-when arms it), on (from the start; 2-6 % more target CPU per request on the fixture), or off")
+	if err := refuseSecretFlag(args, "agent-token", "--agent-token-file PATH or $"+tokenEnv); err != nil {
+		return err
+	}
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return usageErr("unexpected argument %q (the only sub-command is 'downstream')", fs.Arg(0))
 	}
+	token, tokenFrom, err := tokenFile.read()
+	if err != nil {
+		return err
+	}
+	aopts.Token = token
+	// pprof's handlers sit behind the agent's guard, with or without the
+	// agent: the token protects every capture path of the process.
+	cfg.DebugGuard = func(h http.Handler) http.Handler { return agent.Guard(aopts, h) }
 	aopts.FlightRecorder.Disabled = fr == "off"
 	aopts.FlightRecorder.AlwaysOn = fr == "on"
 	m, err := fixtures.ParseModel(*model)
@@ -77,6 +89,9 @@ func runFixture(ctx context.Context, s *stdio, args []string) error {
 	}
 	fmt.Fprintf(s.out, "model %s, %s, GOMAXPROCS %d; downstream %s; db %s (pool %d)\n",
 		cfg.Model, workers, st.GOMAXPROCS, st.DownstreamURL, st.DB.Engine, cfg.DBPool)
+	if token != "" {
+		fmt.Fprintf(s.out, "/debug/schedscope/ and /debug/pprof/ require the bearer token from %s\n", tokenFrom)
+	}
 	<-ctx.Done()
 	return drain(s, srv.Shutdown)
 }

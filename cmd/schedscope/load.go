@@ -32,17 +32,49 @@ type loadFlags struct {
 	engine   string
 }
 
-// headerList collects repeated -H flags.
-type headerList []load.Header
+// headerList collects repeated -H flags as given: "Name: value", or @FILE
+// for a file of such lines (blank lines and lines starting with # skipped),
+// so that credentials stay off the command line. They are parsed after the
+// flags, by headers: the flag package would quote a bad one, credential
+// included, in its error.
+type headerList []string
 
 func (h *headerList) String() string { return fmt.Sprint(len(*h), " headers") }
 func (h *headerList) Set(s string) error {
-	hd, err := load.ParseHeader(s)
-	if err != nil {
-		return err
-	}
-	*h = append(*h, hd)
+	*h = append(*h, s)
 	return nil
+}
+
+// headers parses the -H flags. Errors never quote a header's value.
+func (h headerList) headers() ([]load.Header, error) {
+	var out []load.Header
+	for _, s := range h {
+		name, ok := strings.CutPrefix(s, "@")
+		if !ok {
+			hd, err := load.ParseHeader(s)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, hd)
+			continue
+		}
+		b, err := os.ReadFile(name)
+		if err != nil {
+			return nil, err
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			line = strings.TrimSuffix(line, "\r")
+			if trimmed := strings.TrimSpace(line); trimmed == "" || strings.HasPrefix(trimmed, "#") {
+				continue
+			}
+			hd, err := load.ParseHeader(line)
+			if err != nil {
+				return nil, fmt.Errorf("%s:%d: %w", name, i+1, err)
+			}
+			out = append(out, hd)
+		}
+	}
+	return out, nil
 }
 
 func newLoadFlagSet(out io.Writer) (*flag.FlagSet, *loadFlags) {
@@ -60,7 +92,7 @@ func newLoadFlagSet(out io.Writer) (*flag.FlagSet, *loadFlags) {
 	fs.IntVar(&f.cfg.MaxInflight, "max-inflight", 0, "open model: cap on requests in flight; requests due beyond it are not sent (default min(10 s x rate, 5000))")
 	fs.DurationVar(&f.cfg.Timeout, "timeout", load.DefaultTimeout, "client timeout per request")
 	fs.StringVar(&f.cfg.Method, "method", "GET", "HTTP method")
-	fs.Var(&f.headers, "H", "request header \"Name: value\" (repeatable)")
+	fs.Var(&f.headers, "H", "request header \"Name: value\" (repeatable), or @FILE for a file of them, one a line: keep credentials (Authorization, Cookie, X-Api-Key) in a file, off the command line; records redact them either way")
 	fs.StringVar(&f.body, "body", "", "request body, or @FILE to read it from FILE")
 	fs.StringVar(&f.jsonOut, "json", "", "write the result as JSON to FILE (- for stdout)")
 	fs.StringVar(&f.hdrLog, "hdr-log", "", "write an HdrHistogram interval log (ns) to FILE")
@@ -124,7 +156,11 @@ func parseLoadArgs(fs *flag.FlagSet, f *loadFlags, args []string) (load.Config, 
 	}
 	cfg.Arrivals = load.Arrivals(f.arrivals)
 	cfg.Client = load.Client(f.client)
-	cfg.Header = f.headers
+	headers, err := f.headers.headers()
+	if err != nil {
+		return cfg, usageErr("-H: %v", err)
+	}
+	cfg.Header = headers
 	if f.body != "" {
 		if name, ok := strings.CutPrefix(f.body, "@"); ok {
 			b, err := os.ReadFile(name)

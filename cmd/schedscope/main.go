@@ -15,6 +15,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/schedscope/schedscope/internal/redact"
 )
 
 // command is one subcommand of the CLI.
@@ -87,7 +89,8 @@ func run(ctx context.Context, s *stdio, args []string) int {
 		if err == nil || errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
-		fmt.Fprintf(s.errOut, "schedscope %s: %v\n", c.name, err)
+		// An error may quote a flag's value or a URL: secrets are redacted.
+		fmt.Fprintf(s.errOut, "schedscope %s: %s\n", c.name, redact.Text(err.Error()))
 		var ee *exitError
 		if errors.As(err, &ee) {
 			return ee.code

@@ -15,6 +15,7 @@ import (
 	"github.com/schedscope/schedscope/internal/collect"
 	"github.com/schedscope/schedscope/internal/cond"
 	"github.com/schedscope/schedscope/internal/derive"
+	"github.com/schedscope/schedscope/internal/redact"
 	"github.com/schedscope/schedscope/internal/rundir"
 	"github.com/schedscope/schedscope/internal/tui"
 )
@@ -23,17 +24,18 @@ const runSynopsis = "run [load flags] [--agent URL | --pprof URL] [--out DIR] [-
 
 // runFlags are the flags `schedscope run` adds to the load's.
 type runFlags struct {
-	agent, pprof, token string
-	out                 string
-	traceAt             string
-	traceWindow         time.Duration
-	snapshotWhen        string
-	pid                 int
-	cmd                 string
-	cmdLog              string
-	readyTimeout        time.Duration
-	poll                time.Duration
-	noTUI               bool
+	agent, pprof string
+	token        *tokenFile
+	out          string
+	traceAt      string
+	traceWindow  time.Duration
+	snapshotWhen string
+	pid          int
+	cmd          string
+	cmdLog       string
+	readyTimeout time.Duration
+	poll         time.Duration
+	noTUI        bool
 }
 
 func runRun(ctx context.Context, s *stdio, args []string) error {
@@ -48,7 +50,7 @@ func runRun(ctx context.Context, s *stdio, args []string) error {
 	var f runFlags
 	fs.StringVar(&f.agent, "agent", "", "base URL of schedscope's agent in the target (default: look for /debug/schedscope/, then /debug/pprof/, on the target's host)")
 	fs.StringVar(&f.pprof, "pprof", "", "base URL of net/http/pprof, for a target without the agent (fewer figures)")
-	fs.StringVar(&f.token, "token", "", "bearer token for the agent's traces, profiles and GOMAXPROCS (default $SCHEDSCOPE_AGENT_TOKEN)")
+	f.token = addTokenFile(fs, "token-file", "sent to the agent or pprof")
 	fs.StringVar(&f.out, "out", "", "run directory to create (default run-YYYYMMDD-HHMMSS)")
 	fs.StringVar(&f.traceAt, "trace-at", "50%", "where the trace window's middle falls in the last steady phase")
 	fs.DurationVar(&f.traceWindow, "trace-window", collect.DefaultTraceWindow, "length of the trace window")
@@ -60,6 +62,9 @@ func runRun(ctx context.Context, s *stdio, args []string) error {
 	fs.DurationVar(&f.poll, "poll", collect.DefaultPollEvery, "polling period of the target's metrics")
 	fs.BoolVar(&f.noTUI, "no-tui", false, "plain progress lines and a final summary, even on a terminal")
 
+	if err := refuseSecretFlag(args, "token", "--token-file PATH or $"+tokenEnv); err != nil {
+		return err
+	}
 	lcfg, err := parseLoadArgs(fs, lf, args)
 	if err != nil {
 		return err
@@ -67,13 +72,14 @@ func runRun(ctx context.Context, s *stdio, args []string) error {
 	if lf.jsonOut != "" || lf.hdrLog != "" {
 		return usageErr("--json and --hdr-log are schedscope load's: a run writes results.json and load.hlog into its directory")
 	}
+	token, _, err := f.token.read()
+	if err != nil {
+		return err
+	}
 	cfg := collect.Config{
-		Load: lcfg, Out: f.out, AgentURL: f.agent, PprofURL: f.pprof, Token: f.token,
+		Load: lcfg, Out: f.out, AgentURL: f.agent, PprofURL: f.pprof, Token: token,
 		TraceWindow: f.traceWindow, SnapshotWhen: f.snapshotWhen, PID: f.pid, Command: f.cmd,
 		ReadyTimeout: f.readyTimeout, PollEvery: f.poll, Args: args,
-	}
-	if cfg.Token == "" {
-		cfg.Token = os.Getenv("SCHEDSCOPE_AGENT_TOKEN")
 	}
 	if cfg.TraceAt, err = parseFraction(f.traceAt); err != nil {
 		return usageErr("--trace-at %q: %v", f.traceAt, err)
@@ -196,7 +202,7 @@ func liveLine(l collect.Live) string {
 
 // runWithDashboard shows the live dashboard while the run runs.
 func runWithDashboard(ctx context.Context, s *stdio, cfg collect.Config) error {
-	title := "schedscope run " + cfg.Load.URL
+	title := "schedscope run " + redact.URL(cfg.Load.URL) // screens get captured and shared too
 	frames := newStream(16, endFrame)
 	cfg.Live = func(l collect.Live) { frames.send(feed.RunFrame(title, l)) }
 	r, err := collect.NewRunner(cfg)

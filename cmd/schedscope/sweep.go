@@ -43,10 +43,10 @@ func runSweep(ctx context.Context, s *stdio, args []string) error {
 	fs.DurationVar(&cfg.Duration, "duration", sweep.DefaultDuration, "length of each rate's phase")
 	fs.DurationVar(&cfg.Pause, "pause", 5*time.Second, "pause after the warm-up and between rates")
 	fs.StringVar(&out, "out", "", "sweep directory (default runs/sweep-TIME)")
-	fs.StringVar(&resume, "resume", "", "continue the interrupted sweep in DIR (its plan is used; other flags are ignored)")
+	fs.StringVar(&resume, "resume", "", "continue the interrupted sweep in DIR (its plan is used; other flags are ignored, but for the token and a --cmd or --url that sweep.json holds redacted, which must be given again)")
 	fs.BoolVar(&cfg.Live, "live", false, "one process: change GOMAXPROCS through the agent instead of restarting (a warmed heap and pools carry over)")
 	fs.StringVar(&cfg.Agent, "agent", "", "in-target agent URL, e.g. http://127.0.0.1:8080/debug/schedscope/ (required with --live)")
-	fs.StringVar(&cfg.AgentToken, "agent-token", "", "bearer token of the agent, if it needs one")
+	tokenFile := addTokenFile(fs, "agent-token-file", "sent to the agent, if it needs one")
 	fs.IntVar(&cfg.ConcurrencyLimit, "concurrency", 0, "the target's known cap on requests in service (pool workers), for Little's-law predictions")
 	fs.BoolVar(&cfg.NoPin, "no-pin", false, "do not pin targets with taskset")
 	fs.StringVar(&cfg.TargetCPUs, "target-cpus", "", "CPUs targets may be pinned to, e.g. 4-19 (default: every CPU this process may use); run the sweep itself under 'taskset -c 0-3' to keep the generator apart")
@@ -55,11 +55,18 @@ func runSweep(ctx context.Context, s *stdio, args []string) error {
 	fs.StringVar(&client, "client", string(load.Lean), "HTTP client of the generator: lean or net/http")
 	fs.BoolVar(&noReport, "no-report", false, "do not write report.md and plots at the end")
 	noTUI := fs.Bool("no-tui", false, "plain progress lines even on a terminal")
+	if err := refuseSecretFlag(args, "agent-token", "--agent-token-file PATH or $"+tokenEnv); err != nil {
+		return err
+	}
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return usageErr("unexpected argument %q", fs.Arg(0))
+	}
+	var err error
+	if cfg.AgentToken, _, err = tokenFile.read(); err != nil {
+		return err
 	}
 	cfg.Loader = sweep.LoadGenerator(load.Config{Timeout: timeout, Client: load.Client(client)})
 
@@ -69,7 +76,6 @@ func runSweep(ctx context.Context, s *stdio, args []string) error {
 		}
 		cfg.Dir, cfg.Resume = resume, true
 	} else {
-		var err error
 		if cfg.GOMAXPROCS, err = sweepInts(gomaxprocs); err != nil {
 			return usageErr("--gomaxprocs: %v", err)
 		}
@@ -90,7 +96,6 @@ func runSweep(ctx context.Context, s *stdio, args []string) error {
 		}
 	}
 	fmt.Fprintf(s.errOut, "sweep directory: %s\n", cfg.Dir)
-	var err error
 	var stopped bool
 	if !*noTUI && tui.IsTerminal(s.out) {
 		stopped, err = sweepInView(ctx, s, cfg)
@@ -141,6 +146,9 @@ func sweepInView(ctx context.Context, s *stdio, cfg sweep.Config) (stopped bool,
 func useFixture(cfg *sweep.Config) error {
 	if cfg.Command != "" || cfg.URL != "" {
 		return errors.New("--fixture sets the command and URL: drop --cmd/--url (put a query on the scenario, e.g. 'sleep?ms=20 --model pool')")
+	}
+	if err := refuseSecretFlag(strings.Fields(cfg.Fixture), "agent-token", "--agent-token-file PATH or $"+tokenEnv+", which the fixture inherits"); err != nil {
+		return fmt.Errorf("--fixture: %w", err)
 	}
 	exe, err := os.Executable()
 	if err != nil {

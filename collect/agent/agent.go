@@ -26,7 +26,9 @@ const Version = "1"
 // captures bounded at 60 s.
 type Options struct {
 	// Token, when not empty, is required as "Authorization: Bearer TOKEN" on
-	// the trace, profile, fgprof, sleep-probe and GOMAXPROCS endpoints.
+	// every endpoint (401 without it), and by Guard on the handlers it
+	// wraps. Read it from a file or the environment, not the command line,
+	// where ps and /debug/pprof/cmdline show it.
 	Token string
 
 	// AllowRemote serves clients whose address is not loopback. Off by
@@ -250,9 +252,9 @@ func (a *Agent) Mount(mux *http.ServeMux, prefix string) {
 }
 
 // ServeHTTP routes a request whose path is relative to the mount point.
+// Every path is behind the agent's guard (see Guard).
 func (a *Agent) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if !a.opts.AllowRemote && !isLoopback(r.RemoteAddr) {
-		httpError(w, http.StatusForbidden, "schedscope agent serves loopback clients only (remote address %s)", r.RemoteAddr)
+	if !admit(a.opts, w, r) {
 		return
 	}
 	path := strings.TrimSuffix(r.URL.Path, "/")
@@ -264,53 +266,91 @@ func (a *Agent) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case path == "/pools":
 		a.servePools(w, r)
 	case path == "/trace":
-		a.guarded(w, r, true, a.serveTrace)
+		a.captured(w, r, a.serveTrace)
 	case path == "/flightrecorder":
-		a.guarded(w, r, false, a.serveFlightRecorder)
+		a.serveFlightRecorder(w, r)
 	case path == "/flightrecorder/arm":
-		a.guarded(w, r, false, a.serveArm)
+		a.serveArm(w, r)
 	case strings.HasPrefix(path, "/profile/"):
-		a.guarded(w, r, false, a.serveProfile)
+		a.serveProfile(w, r)
 	case path == "/fgprof":
-		a.guarded(w, r, true, a.serveFgprof)
+		a.captured(w, r, a.serveFgprof)
 	case path == "/sleepprobe":
-		a.guarded(w, r, true, a.serveSleepProbe)
+		a.captured(w, r, a.serveSleepProbe)
 	case path == "/gomaxprocs":
-		a.guarded(w, r, false, a.serveGOMAXPROCS)
+		a.serveGOMAXPROCS(w, r)
 	default:
 		httpError(w, http.StatusNotFound, "schedscope agent: no endpoint %q", r.URL.Path)
 	}
 }
 
-// guarded checks the token and, for captures, takes the capture slot.
-func (a *Agent) guarded(w http.ResponseWriter, r *http.Request, capture bool, serve func(http.ResponseWriter, *http.Request)) {
-	if !a.authorized(r) {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="schedscope"`)
-		httpError(w, http.StatusUnauthorized, "schedscope agent: missing or wrong bearer token")
+// captured runs serve while it holds the capture slot, or answers 429.
+func (a *Agent) captured(w http.ResponseWriter, r *http.Request, serve func(http.ResponseWriter, *http.Request)) {
+	select {
+	case a.capture <- struct{}{}:
+		defer func() { <-a.capture }()
+	default:
+		w.Header().Set("Retry-After", "1")
+		httpError(w, http.StatusTooManyRequests, "schedscope agent: another capture is running; one at a time")
 		return
-	}
-	if capture {
-		select {
-		case a.capture <- struct{}{}:
-			defer func() { <-a.capture }()
-		default:
-			w.Header().Set("Retry-After", "1")
-			httpError(w, http.StatusTooManyRequests, "schedscope agent: another capture is running; one at a time")
-			return
-		}
 	}
 	serve(w, r)
 }
 
-func (a *Agent) authorized(r *http.Request) bool {
-	if a.opts.Token == "" {
+// Guard returns h behind the agent's guard, built from opts as New builds
+// it: a client whose address is not loopback gets 403 unless
+// opts.AllowRemote is set, and, when opts.Token is set, a request without
+// "Authorization: Bearer TOKEN" gets 401 (the token is compared in
+// constant time). Only Token and AllowRemote are read.
+//
+// Use it to give the other debug handlers of a process the protection of
+// the agent's, so that a token protects every capture path, not only the
+// agent's:
+//
+//	mux.Handle("/debug/pprof/", agent.Guard(opts, http.HandlerFunc(pprof.Index)))
+//	mux.Handle("/debug/pprof/profile", agent.Guard(opts, http.HandlerFunc(pprof.Profile)))
+//	mux.Handle("/debug/pprof/trace", agent.Guard(opts, http.HandlerFunc(pprof.Trace)))
+//
+// net/http/pprof's /debug/pprof/cmdline serves the process's command line
+// as it is: keep secrets out of it (read them from a file or the
+// environment), or do not mount it.
+func Guard(opts Options, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if admit(opts, w, r) {
+			h.ServeHTTP(w, r)
+		}
+	})
+}
+
+// Guard returns h behind this agent's guard: Guard with the agent's options.
+func (a *Agent) Guard(h http.Handler) http.Handler { return Guard(a.opts, h) }
+
+// admit applies the guard to r, answering 403 or 401 itself; it reports
+// whether r may be served.
+func admit(opts Options, w http.ResponseWriter, r *http.Request) bool {
+	if !opts.AllowRemote && !isLoopback(r.RemoteAddr) {
+		httpError(w, http.StatusForbidden, "schedscope agent serves loopback clients only (remote address %s)", r.RemoteAddr)
+		return false
+	}
+	if !authorized(opts.Token, r) {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="schedscope"`)
+		httpError(w, http.StatusUnauthorized, "schedscope agent: missing or wrong bearer token")
+		return false
+	}
+	return true
+}
+
+// authorized reports whether r carries "Authorization: Bearer token"; any
+// request is when token is empty.
+func authorized(token string, r *http.Request) bool {
+	if token == "" {
 		return true
 	}
 	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	if !ok {
 		return false
 	}
-	return subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(a.opts.Token)) == 1
+	return subtle.ConstantTimeCompare([]byte(strings.TrimSpace(got)), []byte(token)) == 1
 }
 
 // isLoopback reports whether a RemoteAddr ("host:port") is a loopback address.

@@ -143,12 +143,66 @@ func TestToken(t *testing.T) {
 		{"/flightrecorder", "", http.StatusUnauthorized},
 		{"/gomaxprocs", "", http.StatusUnauthorized},
 		{"/gomaxprocs", "s3cret", http.StatusOK},
-		{"/metrics", "", http.StatusOK}, // metrics and pools need no token
-		{"/pools", "", http.StatusOK},
+		// With a token, every path needs it: the index, metrics and pools
+		// say what the process runs and how busy it is.
+		{"/", "", http.StatusUnauthorized},
+		{"/metrics", "", http.StatusUnauthorized},
+		{"/metrics", "s3cret", http.StatusOK},
+		{"/pools", "", http.StatusUnauthorized},
+		{"/pools", "wrong", http.StatusUnauthorized},
+		{"/pools", "s3cret", http.StatusOK},
+		{"/no-such-endpoint", "", http.StatusUnauthorized}, // no probing for paths either
 	} {
 		if code, body := do(t, "GET", base+tc.path, tc.token); code != tc.want {
 			t.Errorf("GET %s token %q: %d %s, want %d", tc.path, tc.token, code, body, tc.want)
 		}
+	}
+}
+
+// TestGuard checks that Guard puts another handler (net/http/pprof's, in
+// a server) behind the agent's checks: loopback, then the token.
+func TestGuard(t *testing.T) {
+	ok := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "served") })
+	for _, tc := range []struct {
+		opts          Options
+		remote, token string
+		want          int
+	}{
+		{Options{}, "127.0.0.1:4242", "", http.StatusOK},
+		{Options{}, "192.0.2.7:4242", "", http.StatusForbidden},
+		{Options{AllowRemote: true}, "192.0.2.7:4242", "", http.StatusOK},
+		{Options{Token: "s3cret"}, "127.0.0.1:4242", "", http.StatusUnauthorized},
+		{Options{Token: "s3cret"}, "127.0.0.1:4242", "wrong", http.StatusUnauthorized},
+		{Options{Token: "s3cret"}, "127.0.0.1:4242", "s3cret", http.StatusOK},
+		{Options{Token: "s3cret"}, "192.0.2.7:4242", "s3cret", http.StatusForbidden},
+		{Options{Token: "s3cret", AllowRemote: true}, "192.0.2.7:4242", "s3cret", http.StatusOK},
+		{Options{Token: "s3cret", AllowRemote: true}, "192.0.2.7:4242", "", http.StatusUnauthorized},
+	} {
+		req := httptest.NewRequest("GET", "/debug/pprof/heap", nil)
+		req.RemoteAddr = tc.remote
+		if tc.token != "" {
+			req.Header.Set("Authorization", "Bearer "+tc.token)
+		}
+		rec := httptest.NewRecorder()
+		Guard(tc.opts, ok).ServeHTTP(rec, req)
+		if rec.Code != tc.want {
+			t.Errorf("Guard(%+v) remote %s token %q: %d %q, want %d", tc.opts, tc.remote, tc.token, rec.Code, rec.Body, tc.want)
+		}
+		if served := rec.Body.String() == "served"; served != (tc.want == http.StatusOK) {
+			t.Errorf("Guard(%+v) remote %s token %q: served %v with %d", tc.opts, tc.remote, tc.token, served, rec.Code)
+		}
+	}
+	a, err := New(Options{Token: "s3cret", FlightRecorder: FlightRecorderOptions{Disabled: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	req := httptest.NewRequest("GET", "/debug/pprof/heap", nil)
+	req.RemoteAddr = "127.0.0.1:4242"
+	rec := httptest.NewRecorder()
+	a.Guard(ok).ServeHTTP(rec, req)
+	if rec.Code != http.StatusUnauthorized {
+		t.Errorf("Agent.Guard without the agent's token: %d, want 401", rec.Code)
 	}
 }
 
@@ -350,7 +404,7 @@ func TestGOMAXPROCS(t *testing.T) {
 func TestIndex(t *testing.T) {
 	a, base := startAgent(t, Options{Token: "x"})
 	a.Pools().Register("workers", PoolFunc(func() PoolStats { return PoolStats{Size: 4} }))
-	code, body := do(t, "GET", base+"/", "")
+	code, body := do(t, "GET", base+"/", "x")
 	var idx Index
 	if err := json.Unmarshal(body, &idx); code != 200 || err != nil {
 		t.Fatalf("index: %d %s %v", code, body, err)
@@ -444,7 +498,7 @@ func TestFlightRecorderOnDemand(t *testing.T) {
 		t.Fatalf("arm: %d %s", code, body)
 	}
 	var idx Index
-	if code, body := do(t, "GET", base+"/", ""); code != 200 || json.Unmarshal(body, &idx) != nil || idx.FlightRecorder != "on" || idx.FlightRecorderUntil == nil {
+	if code, body := do(t, "GET", base+"/", "tok"); code != 200 || json.Unmarshal(body, &idx) != nil || idx.FlightRecorder != "on" || idx.FlightRecorderUntil == nil {
 		t.Errorf("index while armed: %d %s", code, body)
 	}
 	time.Sleep(100 * time.Millisecond) // something to record

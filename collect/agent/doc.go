@@ -24,27 +24,38 @@
 //	GET  /                 index: Go version, endpoints, capabilities (JSON)
 //	GET  /metrics          runtime/metrics snapshot plus pool usage (JSON, see Snapshot)
 //	GET  /pools            pool usage only (JSON)
-//	GET  /trace?seconds=N  execution trace of the next N seconds            [token, capture]
-//	GET  /flightrecorder   flight-recorder snapshot of the last seconds     [token]
+//	GET  /trace?seconds=N  execution trace of the next N seconds            [capture]
+//	GET  /flightrecorder   flight-recorder snapshot of the last seconds
 //	POST /flightrecorder/arm?for=D  start an on-demand recorder for D (default
-//	                       10m, at most 24h; a no-op when it runs for good)  [token]
-//	GET  /profile/NAME     goroutine, block, mutex or threadcreate profile  [token]
+//	                       10m, at most 24h; a no-op when it runs for good)
+//	GET  /profile/NAME     goroutine, block, mutex or threadcreate profile
 //	                       (pprof proto; ?debug=1|2 for the text forms)
-//	GET  /fgprof?seconds=N fgprof wall-clock profile (pprof proto)          [token, capture]
+//	GET  /fgprof?seconds=N fgprof wall-clock profile (pprof proto)          [capture]
 //	POST /sleepprobe?goroutines=K&sleep=D&seconds=S
 //	                       K goroutines sleep D repeatedly for S seconds;
-//	                       overshoot distribution (JSON, see ProbeResult)   [token, capture]
-//	GET  /gomaxprocs       current GOMAXPROCS (JSON)                         [token]
+//	                       overshoot distribution (JSON, see ProbeResult)   [capture]
+//	GET  /gomaxprocs       current GOMAXPROCS (JSON)
 //	POST /gomaxprocs?n=N   set it (n=default restores the runtime default), only
-//	                       when Options.AllowSetGOMAXPROCS                    [token]
+//	                       when Options.AllowSetGOMAXPROCS
 //
 // Safe by default: only loopback clients are served unless Options.AllowRemote
-// is set (403 otherwise); endpoints marked [token] need "Authorization: Bearer
-// TOKEN" when Options.Token is set (401 otherwise); endpoints marked [capture]
+// is set (403 otherwise); when Options.Token is set, every endpoint needs
+// "Authorization: Bearer TOKEN" (401 otherwise); endpoints marked [capture]
 // run one at a time across the whole agent (429 while another runs; a
 // flight-recorder snapshot is instant and not a capture, but two at once get
 // 429 too, as the recorder writes one snapshot at a time); every
 // duration parameter is bounded by Options.MaxCapture (400 beyond it).
+//
+// Guard puts any other handler behind the same checks. A process that
+// mounts net/http/pprof beside the agent should mount it through Guard:
+// otherwise a token protects the agent's traces and profiles while
+// /debug/pprof/ serves the same for nothing.
+//
+// The loopback check trusts whatever connects from this host: a TCP
+// forwarder or proxy on the same host (an SSH tunnel, a sidecar, socat,
+// kubectl port-forward) connects from loopback and passes it on behalf of
+// anyone who can reach the forwarder. On a host that runs other services,
+// set a token, read from a file or the environment.
 //
 // # Pools
 //

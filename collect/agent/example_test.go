@@ -6,6 +6,8 @@ import (
 	"log"
 	"net/http"
 	"net/http/httptest"
+	"net/http/pprof"
+	"os"
 	"sync/atomic"
 
 	"github.com/schedscope/schedscope/collect/agent"
@@ -107,6 +109,53 @@ func Example_flightRecorder() {
 	// armed: on until set: true
 	// after arming: on
 	// snapshot: 200 application/octet-stream
+}
+
+// With a token, put net/http/pprof behind the agent's guard too: a token
+// that protects the agent's traces and profiles while /debug/pprof/ serves
+// the same for nothing protects nothing. Read the token from the
+// environment or a file, never from the command line (ps and
+// /debug/pprof/cmdline show it); cmdline is left out here for that reason.
+func ExampleGuard() {
+	opts := agent.Options{Token: os.Getenv("EXAMPLE_AGENT_TOKEN")}
+	if opts.Token == "" {
+		opts.Token = "example-token" // so that the example runs
+	}
+	a, err := agent.New(opts)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer a.Close()
+	mux := http.NewServeMux()
+	a.Mount(mux, "/debug/schedscope/")
+	mux.Handle("/debug/pprof/", a.Guard(http.HandlerFunc(pprof.Index)))
+	mux.Handle("/debug/pprof/profile", a.Guard(http.HandlerFunc(pprof.Profile)))
+	mux.Handle("/debug/pprof/trace", a.Guard(http.HandlerFunc(pprof.Trace)))
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+
+	get := func(path, token string) int {
+		req, err := http.NewRequest("GET", srv.URL+path, nil)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			log.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	fmt.Println("heap without the token:", get("/debug/pprof/heap", ""))
+	fmt.Println("heap with the token:", get("/debug/pprof/heap", opts.Token))
+	fmt.Println("agent metrics without the token:", get("/debug/schedscope/metrics", ""))
+	// Output:
+	// heap without the token: 401
+	// heap with the token: 200
+	// agent metrics without the token: 401
 }
 
 // Histograms in a Snapshot are cumulative: subtract the previous poll's to

@@ -141,18 +141,28 @@ type Header struct {
 	Name, Value string
 }
 
-// ParseHeader parses "Name: value" as given to curl's -H.
+// ParseHeader parses "Name: value" as given to curl's -H. Its errors quote
+// the header's name, never its value, which may be a credential.
 func ParseHeader(s string) (Header, error) {
 	name, value, ok := strings.Cut(s, ":")
 	name = strings.TrimSpace(name)
 	if !ok || name == "" || strings.ContainsAny(name, " \t\r\n") {
-		return Header{}, fmt.Errorf("header %q: want \"Name: value\"", s)
+		return Header{}, fmt.Errorf("header %q: want \"Name: value\"", firstWord(s)+"...")
 	}
 	value = strings.TrimSpace(value)
 	if strings.ContainsAny(value, "\r\n") {
-		return Header{}, fmt.Errorf("header %q: value contains a line break", s)
+		return Header{}, fmt.Errorf("header %q: value contains a line break", name)
 	}
 	return Header{Name: name, Value: value}, nil
+}
+
+// firstWord is s up to its first blank or colon.
+func firstWord(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexAny(s, " \t\r\n:"); i >= 0 {
+		return s[:i]
+	}
+	return s
 }
 
 // Model reports "open" or "closed" for a valid Config.

@@ -26,7 +26,9 @@ const (
 type Result struct {
 	// Target through Client describe the run as Run made it: the Config's
 	// values with defaults applied (ThinkMS in milliseconds, TimeoutS in
-	// seconds).
+	// seconds). Target is the URL with its secrets (a password in its user
+	// information, secret query parameters) redacted, so a Result can be
+	// shared.
 	Target      string   `json:"target"`
 	Method      string   `json:"method"`
 	Model       string   `json:"model"` // "open" or "closed"

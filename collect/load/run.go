@@ -9,6 +9,8 @@ import (
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/schedscope/schedscope/internal/redact"
 )
 
 // histMax is the largest value the histograms hold (ns); larger values are
@@ -610,7 +612,7 @@ func (r *runner) engine() string {
 func (r *runner) result() *Result {
 	c := r.cfg
 	res := &Result{
-		Target:            c.URL,
+		Target:            redact.URL(c.URL),
 		Method:            c.Method,
 		Model:             c.Model(),
 		MaxInflight:       c.MaxInflight,

@@ -594,3 +594,21 @@ func TestDefaultMaxInflight(t *testing.T) {
 		}
 	}
 }
+
+// TestResultTargetRedacted: the Result, which results.json and --json
+// record, names the target without its URL password or secret query
+// parameters; the requests still go to the URL as given.
+func TestResultTargetRedacted(t *testing.T) {
+	srv, c := serve(t, sleepHandler(0))
+	url := strings.Replace(srv.URL, "http://", "http://user:zq-pass@", 1) + "/x?password=zq-q&page=2"
+	res, err := Run(context.Background(), Config{URL: url, Rate: 50, Duration: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := strings.Replace(srv.URL, "http://", "http://user:REDACTED@", 1) + "/x?password=REDACTED&page=2"; res.Target != want {
+		t.Errorf("Target %q, want %q", res.Target, want)
+	}
+	if c.total.Load() == 0 {
+		t.Error("no request reached the target")
+	}
+}

@@ -26,6 +26,7 @@ import (
 	"github.com/schedscope/schedscope/collect/agent"
 	"github.com/schedscope/schedscope/collect/load"
 	"github.com/schedscope/schedscope/internal/cond"
+	"github.com/schedscope/schedscope/internal/redact"
 	"github.com/schedscope/schedscope/internal/rundir"
 	"github.com/schedscope/schedscope/internal/target"
 )
@@ -318,11 +319,11 @@ func (r *Runner) attach(ctx context.Context, rd *rundir.Writer) (*attached, erro
 		a.proc = proc
 		if err := target.WaitReady(ctx, proc, cfg.Load.URL, cfg.ReadyTimeout); err != nil {
 			proc.Stop()
-			return nil, fmt.Errorf("target %q: %w", cfg.Command, err)
+			return nil, fmt.Errorf("target %q: %w", redact.Text(cfg.Command), err)
 		}
 		if exited, err := proc.Exited(); exited {
 			// Something else answered at the target's address.
-			return nil, fmt.Errorf("target %q exited (%v) although %s answered: is another server on that address?", cfg.Command, err, cfg.Load.URL)
+			return nil, fmt.Errorf("target %q exited (%v) although %s answered: is another server on that address?", redact.Text(cfg.Command), err, redact.URL(cfg.Load.URL))
 		}
 		a.usage = func() (target.Usage, error) {
 			if exited, err := proc.Exited(); exited {

@@ -22,6 +22,13 @@
 // the load generator's verdicts, a sweep's limits): code selects on it,
 // never on the prose.
 //
+// Both directories are meant to be shared: the writers redact every
+// secret in what they record of a command line or a target (token flags'
+// values, credential headers, URL and DSN passwords; see
+// Manifest.Redacted, SweepPlan.Redacted and package redact), and the
+// readers redact again what a directory written before that holds.
+//
 // The package imports only the leaves whose types the files hold (analyze,
-// collect/load, collect/agent); internal/layout's test keeps it so.
+// collect/load, collect/agent) and internal/redact; internal/layout's test
+// keeps it so.
 package rundir

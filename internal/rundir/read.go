@@ -11,6 +11,7 @@ import (
 	"slices"
 
 	"github.com/schedscope/schedscope/collect/load"
+	"github.com/schedscope/schedscope/internal/redact"
 )
 
 // EndProfiles returns the instant profiles a run takes at the end of its
@@ -33,7 +34,9 @@ type Run struct {
 // ReadRun reads a run directory: manifest.json is required, the other files
 // are read when present. A corrupt file is an error naming it, except
 // metrics.jsonl, whose good lines before a cut or corrupt one are kept (a run
-// killed mid-write).
+// killed mid-write). The manifest and the result's target come back
+// redacted (Manifest.Redacted), so that a directory written before
+// redaction existed passes no secret on to what is derived from it.
 func ReadRun(dir string) (*Run, error) {
 	r := &Run{Dir: dir}
 	if err := ReadJSON(filepath.Join(dir, ManifestFile), &r.Manifest); err != nil {
@@ -42,9 +45,11 @@ func ReadRun(dir string) (*Run, error) {
 		}
 		return nil, err
 	}
+	r.Manifest = r.Manifest.Redacted()
 	var res load.Result
 	switch err := ReadJSON(filepath.Join(dir, ResultsFile), &res); {
 	case err == nil:
+		res.Target = redact.URL(res.Target)
 		r.Result = &res
 	case !errors.Is(err, fs.ErrNotExist):
 		return nil, err

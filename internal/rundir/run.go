@@ -11,6 +11,8 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/schedscope/schedscope/internal/redact"
 )
 
 // File names in a run directory.
@@ -106,11 +108,13 @@ func (d *Writer) WriteJSON(name string, v any) error {
 	})
 }
 
-// UpdateManifest applies change and rewrites manifest.json.
+// UpdateManifest applies change and rewrites manifest.json, redacted (see
+// Manifest.Redacted): the manifest, in memory as on disk, holds no secret.
 func (d *Writer) UpdateManifest(change func(m *Manifest)) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	change(&d.manifest)
+	d.manifest = d.manifest.Redacted()
 	sort.Slice(d.manifest.Files, func(i, j int) bool { return d.manifest.Files[i].Name < d.manifest.Files[j].Name })
 	return d.WriteJSON(ManifestFile, d.manifest)
 }
@@ -256,6 +260,28 @@ type Manifest struct {
 	Files []FileEntry `json:"files"`
 	// Missing lists what could not be collected, and why.
 	Missing []Missing `json:"missing,omitempty"`
+}
+
+// Redacted returns m with the secrets in what it records of the command
+// line and the target (Args, the URLs, the command, the reasons) replaced
+// by redact.Marker, so that a run directory can be shared: token flags'
+// values, credential headers, URL and DSN passwords. Writer applies it to
+// every manifest it writes.
+func (m Manifest) Redacted() Manifest {
+	m.Args = redact.Args(m.Args)
+	m.Config.TargetURL = redact.URL(m.Config.TargetURL)
+	m.Config.AgentURL = redact.URL(m.Config.AgentURL)
+	m.Config.PprofURL = redact.URL(m.Config.PprofURL)
+	m.Config.Command = redact.Text(m.Config.Command)
+	m.Reason = redact.Text(m.Reason)
+	if m.Missing != nil {
+		missing := make([]Missing, len(m.Missing))
+		for i, x := range m.Missing {
+			missing[i] = Missing{What: x.What, Why: redact.Text(x.Why)}
+		}
+		m.Missing = missing
+	}
+	return m
 }
 
 // ManifestSchema is the version of the manifest's layout: 2 added Trace

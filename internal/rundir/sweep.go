@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/schedscope/schedscope/internal/redact"
 )
 
 // The files of a sweep directory.
@@ -202,8 +204,9 @@ func (s *Sweep) Remaining() []StepKey {
 	return out
 }
 
-// ReadSweep reads a sweep directory: its plan and every finished step. It returns
-// an error naming the file when the plan is missing or a file is corrupt.
+// ReadSweep reads a sweep directory: its plan, redacted (SweepPlan.Redacted),
+// and every finished step. It returns an error naming the file when the
+// plan is missing or a file is corrupt.
 func ReadSweep(dir string) (*Sweep, error) {
 	var s Sweep
 	s.Dir = dir
@@ -220,6 +223,7 @@ func ReadSweep(dir string) (*Sweep, error) {
 	if s.Plan.Version != SweepVersion {
 		return nil, fmt.Errorf("sweep plan %s: version %d, this schedscope reads %d", filepath.Join(dir, SweepFile), s.Plan.Version, SweepVersion)
 	}
+	s.Plan = s.Plan.Redacted()
 	entries, err := os.ReadDir(filepath.Join(dir, StepsDir))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("sweep steps: %w", err)
@@ -252,6 +256,25 @@ func ReadSweep(dir string) (*Sweep, error) {
 		return oi < oj
 	})
 	return &s, nil
+}
+
+// Redacted returns p with the secrets in its target (the command, argv,
+// the --fixture shorthand, the URLs) replaced by redact.Marker, so that a
+// sweep directory can be shared. WriteSweepPlan writes plans this way; a
+// resumed sweep takes the secrets again from the command line (see
+// package sweep).
+func (p SweepPlan) Redacted() SweepPlan {
+	p.Command = redact.Text(p.Command)
+	p.Argv = redact.Args(p.Argv)
+	p.Fixture = redact.Text(p.Fixture)
+	p.URL = redact.URL(p.URL)
+	p.Agent = redact.URL(p.Agent)
+	return p
+}
+
+// WriteSweepPlan writes p, redacted, to dir's sweep.json.
+func WriteSweepPlan(dir string, p SweepPlan) error {
+	return WriteJSONFile(filepath.Join(dir, SweepFile), p.Redacted())
 }
 
 // WriteJSONFile writes v to path atomically: a temporary file in the same

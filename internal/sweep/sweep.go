@@ -30,6 +30,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/schedscope/schedscope/internal/redact"
 	"github.com/schedscope/schedscope/internal/rundir"
 	"github.com/schedscope/schedscope/internal/target"
 )
@@ -139,7 +140,9 @@ type Config struct {
 
 	// Dir is the sweep directory. It must not hold a sweep unless Resume
 	// is set; with Resume, the plan in Dir is used and the other fields
-	// above are ignored.
+	// above are ignored, except Command and URL when sweep.json holds them
+	// redacted (they must then be given again, and match once redacted)
+	// and AgentToken, which sweep.json never holds.
 	Dir    string
 	Resume bool
 
@@ -211,6 +214,11 @@ func Run(ctx context.Context, cfg Config) (*rundir.Sweep, error) {
 			return nil, fmt.Errorf("resume: %w", err)
 		}
 		plan = s.Plan
+		if len(s.Remaining()) > 0 { // a finished sweep starts no target
+			if err := restoreSecrets(&plan, cfg); err != nil {
+				return nil, fmt.Errorf("resume: %w", err)
+			}
+		}
 	} else {
 		var err error
 		if plan, err = NewPlan(cfg); err != nil {
@@ -230,7 +238,7 @@ func Run(ctx context.Context, cfg Config) (*rundir.Sweep, error) {
 		}
 	}
 	if !cfg.Resume {
-		if err := rundir.WriteJSONFile(filepath.Join(cfg.Dir, rundir.SweepFile), plan); err != nil {
+		if err := rundir.WriteSweepPlan(cfg.Dir, plan); err != nil {
 			return nil, fmt.Errorf("sweep plan: %w", err)
 		}
 	}
@@ -248,6 +256,37 @@ func Run(ctx context.Context, cfg Config) (*rundir.Sweep, error) {
 		return nil, errors.Join(err, lerr)
 	}
 	return s, err
+}
+
+// restoreSecrets gives a resumed plan back the secrets sweep.json was
+// written without (rundir.SweepPlan.Redacted): a redacted command or URL is
+// replaced by cfg's, which must redact to the recorded one. A redacted
+// argv or agent URL cannot be given again, and is an error.
+func restoreSecrets(plan *rundir.SweepPlan, cfg Config) error {
+	for _, f := range []struct {
+		recorded *string
+		given    string
+		flag     string
+	}{
+		{&plan.Command, cfg.Command, "--cmd"},
+		{&plan.URL, cfg.URL, "--url"},
+	} {
+		if !strings.Contains(*f.recorded, redact.Marker) {
+			continue
+		}
+		switch {
+		case f.given == "":
+			return fmt.Errorf("%s holds %s %q with its secrets redacted: give it again with %s (it must match once redacted)",
+				rundir.SweepFile, f.flag, *f.recorded, f.flag)
+		case redact.Text(f.given) != *f.recorded:
+			return fmt.Errorf("%s %q does not match %s's %q once redacted", f.flag, redact.Text(f.given), rundir.SweepFile, *f.recorded)
+		}
+		*f.recorded = f.given
+	}
+	if strings.Contains(strings.Join(plan.Argv, " ")+plan.Agent, redact.Marker) {
+		return fmt.Errorf("%s's target was recorded with its secrets redacted and cannot be started again: start a new sweep, with the secrets in the environment or a file rather than the command line", rundir.SweepFile)
+	}
+	return nil
 }
 
 // NewPlan validates cfg (everything except Loader and Dir) and returns the

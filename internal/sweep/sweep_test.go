@@ -182,6 +182,71 @@ func TestRunInterruptAndResume(t *testing.T) {
 	}
 }
 
+// TestSweepRecordsNoSecretAndResumes: sweep.json holds the target's
+// command and URL with their secrets redacted; a resume asks for them
+// again, checks them against the redacted plan, and then finishes.
+func TestSweepRecordsNoSecretAndResumes(t *testing.T) {
+	argv, base := targettest.Argv(t, targettest.Serving)
+	dir := t.TempDir()
+	var calls atomic.Int64
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	command := "API_TOKEN=zq-envsecret exec '" + argv[0] + "' --token zq-flagsecret"
+	url := base + "/cpu?rounds=1000&password=zq-qpass"
+	cfg := Config{
+		Command: command, URL: url, GOMAXPROCS: []int{1}, Rates: []float64{20, 40}, Iterations: 1,
+		Duration: 200 * time.Millisecond, Dir: dir, Loader: requestLoader(&calls),
+		Progress: func(e Event) {
+			if e.Kind == EventStep && e.Done == 1 {
+				cancel() // interrupt during the second step
+			}
+		},
+	}
+	if _, err := Run(ctx, cfg); !errors.Is(err, context.Canceled) {
+		t.Fatalf("interrupted sweep: err = %v, want context.Canceled", err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, rundir.SweepFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, secret := range []string{"zq-envsecret", "zq-flagsecret", "zq-qpass"} {
+		if strings.Contains(string(b), secret) {
+			t.Errorf("sweep.json holds %q:\n%s", secret, b)
+		}
+	}
+	if !strings.Contains(string(b), "API_TOKEN=REDACTED") {
+		t.Errorf("sweep.json does not show what was redacted:\n%s", b)
+	}
+
+	cfg.Progress, cfg.Resume = nil, true
+	for _, tc := range []struct{ command, url, want string }{
+		{"", url, "give it again with --cmd"},
+		{command, "", "give it again with --url"},
+		{command + " --extra", url, "does not match"},
+	} {
+		cfg.Command, cfg.URL = tc.command, tc.url
+		if _, err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("resume with --cmd %q --url %q: err = %v, want one containing %q", tc.command, tc.url, err, tc.want)
+		}
+	}
+	cfg.Command, cfg.URL = command, url
+	if _, err := Run(context.Background(), cfg); err != nil {
+		t.Fatalf("resume with the command and URL given again: %v", err)
+	}
+	s, err := rundir.ReadSweep(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Remaining()) != 0 {
+		t.Errorf("after resume: %d steps remaining, want 0", len(s.Remaining()))
+	}
+	// A finished sweep starts no target: resuming it needs no secret.
+	cfg.Command, cfg.URL = "", ""
+	if _, err := Run(context.Background(), cfg); err != nil {
+		t.Errorf("resume of a finished sweep without --cmd: %v", err)
+	}
+}
+
 func TestRunFailsBeforeAnyLoad(t *testing.T) {
 	tests := []struct {
 		name string

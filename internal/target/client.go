@@ -45,8 +45,9 @@ var (
 // are taken as given (an agent URL that does not answer as an agent is an
 // error); when both are empty, it tries targetURL's host at
 // /debug/schedscope/ and then /debug/pprof/, and returns None when neither
-// answers. token, when not empty, is sent as a bearer token. The caller
-// closes the client.
+// answers; an endpoint that answers 401 (it wants a token, or another
+// one) is an error then, not a reason to look elsewhere. token, when not
+// empty, is sent as a bearer token. The caller closes the client.
 func Discover(ctx context.Context, targetURL, agentURL, pprofURL, token string) (Client, error) {
 	if agentURL != "" {
 		a, err := NewAgent(agentURL, token)
@@ -76,18 +77,33 @@ func Discover(ctx context.Context, targetURL, agentURL, pprofURL, token string) 
 	}
 	root := u.Scheme + "://" + u.Host
 	if a, err := NewAgent(root+"/debug/schedscope/", token); err == nil {
-		if _, err := a.ReadIndex(ctx); err == nil {
+		_, err := a.ReadIndex(ctx)
+		if err == nil {
 			return a, nil
 		}
 		a.Close()
+		if unauthorized(err) {
+			return nil, fmt.Errorf("the agent needs a bearer token (and the right one): %w", err)
+		}
 	}
 	if p, err := NewPprof(root+"/debug/pprof/", token); err == nil {
-		if _, _, err := p.Counts(ctx); err == nil {
+		_, _, err := p.Counts(ctx)
+		if err == nil {
 			return p, nil
 		}
 		p.Close()
+		if unauthorized(err) {
+			return nil, fmt.Errorf("pprof needs a bearer token (and the right one): %w", err)
+		}
 	}
 	return None{}, nil
+}
+
+// unauthorized reports whether err is a 401 answer: the endpoint is there
+// but wants a token, which discovery should say rather than look elsewhere.
+func unauthorized(err error) bool {
+	var se *statusError
+	return errors.As(err, &se) && se.code == http.StatusUnauthorized
 }
 
 // None is the Client of a target where neither the agent nor

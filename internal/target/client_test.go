@@ -88,6 +88,35 @@ func TestDiscover(t *testing.T) {
 	}
 }
 
+// TestDiscoverWantsToken: a target whose agent (and pprof, behind the
+// agent's guard) wants a token is found with the token, and without it is
+// an error that says so, not a silent "neither answers".
+func TestDiscoverWantsToken(t *testing.T) {
+	ctx := context.Background()
+	opts := agent.Options{Token: "s3cret"}
+	mux := withAgent(t, opts)
+	mux.Handle("/debug/pprof/", agent.Guard(opts, http.HandlerFunc(pprof.Index)))
+	base := serve(t, mux)
+	for _, token := range []string{"", "wrong"} {
+		if c, err := target.Discover(ctx, base+"/x", "", "", token); err == nil || !strings.Contains(err.Error(), "needs a bearer token") {
+			t.Errorf("token %q: %v, %v; want an error saying a token is needed", token, c, err)
+		}
+	}
+	c, err := target.Discover(ctx, base+"/x", "", "", "s3cret")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if c.Source() != rundir.SourceAgent {
+		t.Errorf("found %s with the token, want the agent", c.Source())
+	}
+	p, err := target.Discover(ctx, "", "", base+"/debug/pprof/", "s3cret")
+	if err != nil {
+		t.Fatalf("pprof behind the guard, with the token: %v", err)
+	}
+	p.Close()
+}
+
 func TestAgent(t *testing.T) {
 	ctx := context.Background()
 	base := serve(t, withAgent(t, agent.Options{Token: "secret", AllowSetGOMAXPROCS: true}))

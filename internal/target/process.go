@@ -13,6 +13,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/schedscope/schedscope/internal/redact"
 )
 
 // Spec describes how to start one target process.
@@ -73,7 +75,7 @@ func Start(s Spec) (*Process, error) {
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("target %q: %w", strings.Join(argv, " "), err)
+		return nil, fmt.Errorf("target %q: %w", strings.Join(redact.Args(argv), " "), err)
 	}
 	p := &Process{cmd: cmd, pgid: cmd.Process.Pid, tail: tail, done: make(chan struct{})}
 	go func() {
