@@ -83,6 +83,12 @@ type Config struct {
 	// PollEvery is the polling period. Zero means DefaultPollEvery (1 Hz).
 	PollEvery time.Duration
 
+	// Limits bound every read from the target: each poll and profile in
+	// size and time, each trace window and snapshot in size and to its
+	// window plus a margin (zero fields: target's defaults). A read past
+	// one fails with an error naming it, recorded like any other failure.
+	Limits target.Limits
+
 	// Args is the command line, recorded in the manifest.
 	Args []string
 
@@ -338,7 +344,7 @@ func (r *Runner) attach(ctx context.Context, rd *rundir.Writer) (*attached, erro
 		a.usage = func() (target.Usage, error) { return target.ReadUsage(cfg.PID) }
 		a.pid = cfg.PID
 	}
-	client, err := target.Discover(ctx, cfg.Load.URL, cfg.AgentURL, cfg.PprofURL, cfg.Token)
+	client, err := target.Discover(ctx, cfg.Load.URL, cfg.AgentURL, cfg.PprofURL, cfg.Token, target.WithLimits(cfg.Limits))
 	if err != nil {
 		if a.proc != nil {
 			a.proc.Stop()
@@ -646,6 +652,7 @@ type liveState struct {
 // captures is what the capturer took.
 type captures struct {
 	profStart, profEnd map[string][]byte
+	profErr            map[string]error // the last failure of each profile not taken
 	fgprofPieces       [][]byte
 	trace              rundir.TraceCapture // Mode "" until trace.out is taken
 }
