@@ -38,6 +38,8 @@ const (
 	DefaultReadyTimeout = 30 * time.Second
 	// MaxTraceWindow bounds Config.TraceWindow.
 	MaxTraceWindow = 60 * time.Second
+	// MaxReadyTimeout bounds Config.ReadyTimeout.
+	MaxReadyTimeout = 10 * time.Minute
 )
 
 // Config describes one run. Zero optional fields take the documented defaults.
@@ -159,6 +161,12 @@ func NewRunner(cfg Config) (*Runner, error) {
 	}
 	if cfg.ReadyTimeout == 0 {
 		cfg.ReadyTimeout = DefaultReadyTimeout
+	}
+	if cfg.ReadyTimeout < 0 || cfg.ReadyTimeout > MaxReadyTimeout {
+		return nil, fmt.Errorf("run: ready timeout %v: want (0, %v]", cfg.ReadyTimeout, MaxReadyTimeout)
+	}
+	if l := cfg.Limits; l.JSON < 0 || l.Profile < 0 || l.Capture < 0 || l.Read < 0 || l.Margin < 0 {
+		return nil, fmt.Errorf("run: limits %+v: must not be negative", l)
 	}
 	if cfg.PID != 0 && cfg.Command != "" {
 		return nil, errors.New("run: give --pid or --cmd, not both")
