@@ -58,24 +58,26 @@ const (
 	// MaxSteps bounds the rates of a ladder (one phase each; every phase
 	// keeps its own histograms).
 	MaxSteps = 100
-	// MaxUsers bounds the closed model's users and MaxConns the open
-	// model's in-flight cap: each is a connection (and, without the event
-	// loop, a goroutine) with its buffers.
+	// MaxUsers bounds the closed model's users: each is a connection (and,
+	// without the event loop, a goroutine) with its buffers.
 	MaxUsers = 100_000
+	// MaxConns bounds the open model's in-flight cap, MaxInflight: each
+	// request in flight holds a connection as a user does.
 	MaxConns = 100_000
 	// MaxPhase bounds the length of each measured phase and of the warm-up.
 	MaxPhase = 24 * time.Hour
 	// MaxWait bounds a pause between phases, a user's think time and a
 	// request's timeout.
 	MaxWait = time.Hour
-	// MaxHeaders bounds the extra request headers, and MaxRequestHead the
-	// request line and headers together, in bytes.
-	MaxHeaders     = 100
+	// MaxHeaders bounds the extra request headers.
+	MaxHeaders = 100
+	// MaxRequestHead bounds the request line and headers together, in bytes.
 	MaxRequestHead = 64 << 10
 	// MaxBody bounds the request body, in bytes.
 	MaxBody = 64 << 20
-	// MinEvery and MaxEvery bound the progress and interval periods.
+	// MinEvery is the shortest progress or interval period.
 	MinEvery = 10 * time.Millisecond
+	// MaxEvery is the longest progress or interval period.
 	MaxEvery = time.Minute
 )
 

@@ -162,10 +162,12 @@ const (
 // count, warm-up, duration and pause are collect/load's: load.MaxSteps,
 // load.MaxPhase, load.MaxWait).
 const (
+	// MaxIterations bounds Config.Iterations.
 	MaxIterations = 100
-	// MaxGOMAXPROCS bounds each value, MaxLevels how many are swept.
+	// MaxGOMAXPROCS bounds each GOMAXPROCS value.
 	MaxGOMAXPROCS = 4096
-	MaxLevels     = 64
+	// MaxLevels bounds how many GOMAXPROCS values are swept.
+	MaxLevels = 64
 	// MaxSteps bounds the plan: values x rates x iterations.
 	MaxSteps = 10_000
 	// MaxReadyTimeout bounds Config.ReadyTimeout.

@@ -226,11 +226,21 @@ func (c *conn) do(ctx context.Context, method, u string, w io.Writer, b bound) e
 // read fetches method base+path into memory, at most size bytes within
 // Limits.Read. It is the one place a target's answer is read whole.
 func (c *conn) read(ctx context.Context, method, path, what string, size int64) ([]byte, error) {
-	var buf bytes.Buffer
+	var buf appender
 	if err := c.fetch(ctx, method, path, &buf, bound{what: what, size: size, time: c.lim.Read}); err != nil {
 		return nil, err
 	}
-	return buf.Bytes(), nil
+	return buf, nil
+}
+
+// appender collects what is written to it. It grows as append does (by a
+// quarter once large), not by doubling as bytes.Buffer does: an answer near
+// its size limit costs little more than the limit.
+type appender []byte
+
+func (a *appender) Write(p []byte) (int, error) {
+	*a = append(*a, p...)
+	return len(p), nil
 }
 
 // readJSON reads method base+path, a JSON answer of at most Limits.JSON,
