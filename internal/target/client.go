@@ -166,10 +166,13 @@ func (e *statusError) Error() string {
 
 // bound is what one fetch may take: at most size bytes of body, and time
 // from the request to the last byte. what names the answer in errors.
+// prefix says only the body's start is wanted (its writer stops the
+// fetch), so a longer declared Content-Length is no error.
 type bound struct {
-	what string
-	size int64
-	time time.Duration
+	what   string
+	size   int64
+	time   time.Duration
+	prefix bool
 }
 
 // fetch streams method base+path into w, within b. A non-2xx answer is a
@@ -206,7 +209,7 @@ func (c *conn) do(ctx context.Context, method, u string, w io.Writer, b bound) e
 		line, _ := bufio.NewReader(io.LimitReader(resp.Body, 512)).ReadString('\n')
 		return &statusError{url: u, code: resp.StatusCode, msg: strings.TrimSpace(line)}
 	}
-	if resp.ContentLength > b.size {
+	if resp.ContentLength > b.size && !b.prefix {
 		return &LimitError{URL: u, What: b.what, Size: b.size}
 	}
 	n, err := io.Copy(w, io.LimitReader(resp.Body, b.size))
@@ -281,7 +284,7 @@ func (f *firstLine) Write(p []byte) (int, error) {
 // maxFirstLine bytes within Limits.Read, and closes the connection after it.
 func (c *conn) readFirstLine(ctx context.Context, path string) ([]byte, error) {
 	var f firstLine
-	err := c.fetch(ctx, http.MethodGet, path, &f, bound{what: "first line", size: maxFirstLine, time: c.lim.Read})
+	err := c.fetch(ctx, http.MethodGet, path, &f, bound{what: "first line", size: maxFirstLine, time: c.lim.Read, prefix: true})
 	if err != nil && !errors.Is(err, errGotLine) {
 		return nil, err
 	}

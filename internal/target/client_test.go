@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"net/http/pprof"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -276,6 +277,22 @@ func TestLimitsEndless(t *testing.T) {
 	defer p.Close()
 	_, _, err = p.Counts(ctx)
 	wantLimit("pprof counts", err, "the first line is larger than its 64 KiB limit")
+
+	// A long text with a declared length: its first line is all that is read.
+	long := http.NewServeMux()
+	long.HandleFunc("/p/", func(w http.ResponseWriter, r *http.Request) {
+		body := "goroutine profile: total 7\n" + strings.Repeat("stack\n", 100<<10)
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+		io.WriteString(w, body)
+	})
+	lp, err := target.NewPprof(serve(t, long)+"/p/", "", target.WithLimits(lim))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lp.Close()
+	if g, th, err := lp.Counts(ctx); err != nil || g != 7 || th != 7 {
+		t.Errorf("counts from a 600 KiB text: %v, %v, %v; want 7, 7 from its first line", g, th, err)
+	}
 
 	// The default limits: the agent given by URL fails naming 16 MiB, and
 	// discovery finds neither endpoint, at once.
