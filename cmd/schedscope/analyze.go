@@ -53,7 +53,7 @@ func runAnalyze(ctx context.Context, s *stdio, args []string) error {
 	asJSON := fs.Bool("json", false, "write the report as JSON (schema in docs/readme-analyze.md)")
 	pin := fs.Duration("pin-threshold", 20*time.Millisecond, "shortest span reported as a pinned OS thread (cgo call, syscall, blocked locked goroutine)")
 	sleep := fs.Duration("sleep", 0, "duration every time.Sleep requested, when the trace has no schedscope.sleep annotations")
-	top := fs.Int("top", 10, "rows per table in the text report")
+	top := fs.Int("top", 10, "rows per table in the text report (1 to 10000)")
 	progress := fs.Bool("progress", false, "print progress on stderr")
 	browse := fs.Bool("tui", false, "browse the analysis in a terminal UI (needs a trace file or run directory, and a terminal)")
 	rederive := fs.Bool("rederive", false, "with a run directory: derive analysis.json and summary.txt again from its files alone (the same bytes `schedscope run` wrote) and print the summary (--json: analysis.json)")
@@ -65,8 +65,14 @@ func runAnalyze(ctx context.Context, s *stdio, args []string) error {
 	if fs.NArg() != 1 {
 		return usageErr("want one TRACE file, run directory or - (got %d arguments)", fs.NArg())
 	}
-	if *pin <= 0 {
-		return usageErr("--pin-threshold must be positive, got %v", *pin)
+	if *pin <= 0 || *pin > maxAnalyzeSpan {
+		return usageErr("--pin-threshold %v: must be in (0, %v]", *pin, maxAnalyzeSpan)
+	}
+	if *sleep < 0 || *sleep > maxAnalyzeSpan {
+		return usageErr("--sleep %v: must be in [0, %v] (0: not known)", *sleep, maxAnalyzeSpan)
+	}
+	if *top < 1 || *top > maxTop {
+		return usageErr("--top %d: must be in [1, %d]", *top, maxTop)
 	}
 	path := fs.Arg(0)
 	if *rederive {

@@ -29,6 +29,30 @@ func TestAnalyzeBadFailOn(t *testing.T) {
 	}
 }
 
+// Out-of-range numeric flags are usage errors naming the range.
+func TestAnalyzeBadBounds(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--sleep", "-1s"}, "--sleep -1s: must be in [0, 1h0m0s] (0: not known)"},
+		{[]string{"--sleep", "2h"}, "--sleep 2h0m0s: must be in [0, 1h0m0s]"},
+		{[]string{"--top", "-1"}, "--top -1: must be in [1, 10000]"},
+		{[]string{"--top", "0"}, "--top 0: must be in [1, 10000]"},
+		{[]string{"--top", "100001"}, "--top 100001: must be in [1, 10000]"},
+		{[]string{"--pin-threshold", "0s"}, "--pin-threshold 0s: must be in (0, 1h0m0s]"},
+		{[]string{"--pin-threshold", "2h"}, "--pin-threshold 2h0m0s: must be in (0, 1h0m0s]"},
+	} {
+		code, _, errOut := runCLI(t, context.Background(), append(append([]string{"analyze"}, tc.args...), cgoTrace)...)
+		if code != 2 || !strings.Contains(errOut, tc.want) || strings.Count(errOut, "\n") != 1 {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 and one line with %q", tc.args, code, errOut, tc.want)
+		}
+	}
+	if code, _, errOut := runCLI(t, context.Background(), "analyze", "--top", "1", "--sleep", "0s", cgoTrace); code != 0 {
+		t.Errorf("--top 1 --sleep 0s: exit %d, stderr %q", code, errOut)
+	}
+}
+
 // A condition that holds exits 4 with one line naming each breach and its
 // figure in the metric's unit; one that does not exits 0.
 func TestAnalyzeFailOn(t *testing.T) {

@@ -30,6 +30,7 @@ type loadFlags struct {
 	progress string
 	procs    int
 	engine   string
+	force    bool
 }
 
 // headerList collects repeated -H flags as given: "Name: value", or @FILE
@@ -41,6 +42,9 @@ type headerList []string
 
 func (h *headerList) String() string { return fmt.Sprint(len(*h), " headers") }
 func (h *headerList) Set(s string) error {
+	if len(*h) >= load.MaxHeaders {
+		return fmt.Errorf("more than %d headers", load.MaxHeaders)
+	}
 	*h = append(*h, s)
 	return nil
 }
@@ -58,7 +62,7 @@ func (h headerList) headers() ([]load.Header, error) {
 			out = append(out, hd)
 			continue
 		}
-		b, err := os.ReadFile(name)
+		b, err := readRegularFile(name, load.MaxRequestHead)
 		if err != nil {
 			return nil, err
 		}
@@ -93,13 +97,14 @@ func newLoadFlagSet(out io.Writer) (*flag.FlagSet, *loadFlags) {
 	fs.DurationVar(&f.cfg.Timeout, "timeout", load.DefaultTimeout, "client timeout per request")
 	fs.StringVar(&f.cfg.Method, "method", "GET", "HTTP method")
 	fs.Var(&f.headers, "H", "request header \"Name: value\" (repeatable), or @FILE for a file of them, one a line: keep credentials (Authorization, Cookie, X-Api-Key) in a file, off the command line; records redact them either way")
-	fs.StringVar(&f.body, "body", "", "request body, or @FILE to read it from FILE")
+	fs.StringVar(&f.body, "body", "", "request body, or @FILE to read it from FILE (a regular file, at most 64 MiB)")
 	fs.StringVar(&f.jsonOut, "json", "", "write the result as JSON to FILE (- for stdout)")
 	fs.StringVar(&f.hdrLog, "hdr-log", "", "write an HdrHistogram interval log (ns) to FILE")
+	fs.BoolVar(&f.force, "force", false, "overwrite output files that exist (--json, --hdr-log; run's --cmd-log)")
 	fs.BoolVar(&f.cfg.InsecureTLS, "insecure", false, "https: do not verify the target's certificate")
 	fs.StringVar(&f.client, "client", string(load.Lean), "HTTP client: lean (default) or net/http")
 	fs.StringVar(&f.progress, "progress", "auto", "live one-line progress on stderr: auto (when a terminal), on, off")
-	fs.IntVar(&f.procs, "procs", 0, "GOMAXPROCS of the generator (0: Go's default); see bench/README.md for 1 vs 2 on a 2-core machine")
+	fs.IntVar(&f.procs, "procs", 0, "GOMAXPROCS of the generator (0: Go's default, at most 1024); see bench/README.md for 1 vs 2 on a 2-core machine")
 	fs.StringVar(&f.engine, "engine", "auto", "how requests are sent: auto (an event loop on Linux for plain HTTP with the lean client) or goroutines (one per connection or user)")
 	return fs, f
 }
@@ -163,7 +168,7 @@ func parseLoadArgs(fs *flag.FlagSet, f *loadFlags, args []string) (load.Config, 
 	cfg.Header = headers
 	if f.body != "" {
 		if name, ok := strings.CutPrefix(f.body, "@"); ok {
-			b, err := os.ReadFile(name)
+			b, err := readBodyFile(name)
 			if err != nil {
 				return cfg, usageErr("--body: %v", err)
 			}
@@ -177,8 +182,8 @@ func parseLoadArgs(fs *flag.FlagSet, f *loadFlags, args []string) (load.Config, 
 	default:
 		return cfg, usageErr("--progress %q: want auto, on or off", f.progress)
 	}
-	if f.procs < 0 {
-		return cfg, usageErr("--procs %d: must be >= 0", f.procs)
+	if f.procs < 0 || f.procs > maxProcs {
+		return cfg, usageErr("--procs %d: must be in [0, %d]", f.procs, maxProcs)
 	}
 	switch f.engine {
 	case "auto":
@@ -199,15 +204,16 @@ func runLoad(ctx context.Context, s *stdio, args []string) error {
 	if err != nil {
 		return err
 	}
+	outs, err := openOutputs(f.force, output{"--json", f.jsonOut}, output{"--hdr-log", f.hdrLog})
+	if err != nil {
+		return err
+	}
+	jsonFile, hdrFile := outs[0], outs[1]
+	defer hdrFile.close()
 
 	var hl *load.HLog
-	if f.hdrLog != "" {
-		file, err := os.Create(f.hdrLog)
-		if err != nil {
-			return fmt.Errorf("hdr log: %w", err)
-		}
-		defer file.Close()
-		hl = load.NewHLog(file)
+	if hdrFile != nil {
+		hl = load.NewHLog(hdrFile)
 		cfg.Interval = func(iv load.Interval) { _ = hl.Write(iv) } // the first error is kept and reported below
 	}
 	var status *statusLine
@@ -222,20 +228,27 @@ func runLoad(ctx context.Context, s *stdio, args []string) error {
 	res, err := load.Run(ctx, cfg)
 	status.clear()
 	if err != nil {
+		jsonFile.discard()
+		hdrFile.discard()
 		return err
 	}
-	return finishLoad(s, res, f.jsonOut, hl, f.hdrLog)
+	return finishLoad(s, res, f.jsonOut, jsonFile, hl, f.hdrLog)
 }
 
-// finishLoad prints the table and writes the JSON and the HDR log; an
-// interrupted run is still written, then reported as exit status 130.
-func finishLoad(s *stdio, res *load.Result, jsonOut string, hl *load.HLog, hdrLog string) error {
+// finishLoad prints the table and writes the JSON (to standard output for
+// "-", else to jsonFile) and the HDR log; an interrupted run is still
+// written, then reported as exit status 130.
+func finishLoad(s *stdio, res *load.Result, jsonOut string, jsonFile *outputFile, hl *load.HLog, hdrLog string) error {
 	var errs []error
 	if err := load.Table(s.out, res); err != nil {
 		errs = append(errs, err)
 	}
-	if jsonOut != "" {
-		if err := writeJSONFile(s, jsonOut, res); err != nil {
+	if jsonOut == "-" {
+		if err := load.WriteJSON(s.out, res); err != nil {
+			errs = append(errs, err)
+		}
+	} else if jsonFile != nil {
+		if err := writeJSONFile(jsonFile, res); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -253,20 +266,14 @@ func finishLoad(s *stdio, res *load.Result, jsonOut string, hl *load.HLog, hdrLo
 	return nil
 }
 
-func writeJSONFile(s *stdio, name string, res *load.Result) error {
-	if name == "-" {
-		return load.WriteJSON(s.out, res)
+// writeJSONFile writes res into f, opened before the run, and closes it.
+func writeJSONFile(f *outputFile, res *load.Result) error {
+	if err := load.WriteJSON(f, res); err != nil {
+		f.Close()
+		return fmt.Errorf("%s: %w", f.Name(), err)
 	}
-	file, err := os.Create(name)
-	if err != nil {
-		return fmt.Errorf("json: %w", err)
-	}
-	if err := load.WriteJSON(file, res); err != nil {
-		file.Close()
-		return fmt.Errorf("%s: %w", name, err)
-	}
-	if err := file.Close(); err != nil {
-		return fmt.Errorf("json: %w", err)
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("%s: %w", f.Name(), err)
 	}
 	return nil
 }

@@ -8,8 +8,11 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 func runCLI(t *testing.T, ctx context.Context, args ...string) (code int, stdout, stderr string) {
@@ -38,6 +41,22 @@ func TestLoadBadInput(t *testing.T) {
 		{[]string{"load", "--rate", "10", "--body", "@/nonexistent/file", "http://127.0.0.1:1/"}, "--body"},
 		{[]string{"load", "--rate", "10", "http://a/", "http://b/"}, "one target URL"},
 		{[]string{"load", "--bogus", "http://a/"}, "flag provided but not defined"},
+		// Bounds, each named in its error.
+		{[]string{"load", "--rate", "10", "http://127.0.0.1:99999/"}, `target URL "http://127.0.0.1:99999/": port 99999: must be in [1, 65535]`},
+		{[]string{"load", "--rate", "10", "--procs", "100000", "http://127.0.0.1:1/"}, "--procs 100000: must be in [0, 1024]"},
+		{[]string{"load", "--rate", "10", "--body", "@/dev/zero", "http://127.0.0.1:1/"}, "--body: /dev/zero: not a regular file"},
+		{[]string{"load", "--users", "1000000", "http://127.0.0.1:1/"}, "users 1000000: must be in [1, 100000]"},
+		{[]string{"load", "--rate", "10", "--max-inflight", "2000000000", "http://127.0.0.1:1/"}, "max in-flight 2000000000: must be in [1, 100000]"},
+		{[]string{"load", "--rate", "2e7", "http://127.0.0.1:1/"}, "at most 10,000,000 req/s"},
+		{[]string{"load", "--rates", strings.Repeat("1,", 100) + "1", "http://127.0.0.1:1/"}, "101 rates: a ladder has at most 100 steps"},
+		{[]string{"load", "--rate", "10", "--duration", "1000h", "http://127.0.0.1:1/"}, "duration 1000h0m0s: at most 24h0m0s"},
+		{[]string{"load", "--rate", "10", "--warmup", "-1s", "http://127.0.0.1:1/"}, "warmup -1s: must not be negative"},
+		{[]string{"load", "--rate", "10", "--warmup", "25h", "http://127.0.0.1:1/"}, "warmup 25h0m0s: at most 24h0m0s"},
+		{[]string{"load", "--rate", "10", "--pause", "2h", "http://127.0.0.1:1/"}, "pause 2h0m0s: at most 1h0m0s"},
+		{[]string{"load", "--rate", "10", "--timeout", "2h", "http://127.0.0.1:1/"}, "timeout 2h0m0s: at most 1h0m0s"},
+		{[]string{"load", "--users", "2", "--think", "2h", "http://127.0.0.1:1/"}, "think 2h0m0s: at most 1h0m0s"},
+		{append(append([]string{"load"}, slices.Repeat([]string{"-H", "X: y"}, 101)...), "--rate", "10", "http://127.0.0.1:1/"), "more than 100 headers"},
+		{[]string{"load", "--rate", "10", "-H", "X: " + strings.Repeat("v", 70_000), "http://127.0.0.1:1/"}, "at most 65536 (64 KiB)"},
 	} {
 		code, _, errOut := runCLI(t, context.Background(), tc.args...)
 		if code != 2 || !strings.Contains(errOut, tc.want) || strings.Count(errOut, "\n") != 1 {
@@ -112,5 +131,87 @@ func TestLoadUnreachableAndInterrupted(t *testing.T) {
 	code, out, errOut = runCLI(t, ctx, "load", "--rate", "50", "--duration", "5s", "http://127.0.0.1:1/")
 	if code != 130 || !strings.Contains(out, "INTERRUPTED") || !strings.Contains(errOut, "interrupted") {
 		t.Errorf("interrupted: exit %d\n%s\n%s", code, out, errOut)
+	}
+}
+
+// TestLoadBodyFileBounds: --body @FILE reads a regular file up to 64 MiB
+// and refuses a bigger one without reading it.
+func TestLoadBodyFileBounds(t *testing.T) {
+	dir := t.TempDir()
+	big := filepath.Join(dir, "big")
+	f, err := os.Create(big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(maxBodyFile + 1); err != nil { // sparse: no disk used
+		t.Fatal(err)
+	}
+	f.Close()
+	code, _, errOut := runCLI(t, context.Background(), "load", "--rate", "10", "--body", "@"+big, "http://127.0.0.1:1/")
+	if code != 2 || !strings.Contains(errOut, "67108865 bytes: at most 67108864 (64 MiB)") {
+		t.Errorf("a 64 MiB + 1 body file: exit %d, stderr %q", code, errOut)
+	}
+	if err := os.Truncate(big, maxBodyFile); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := readBodyFile(big); err != nil || len(b) != maxBodyFile {
+		t.Errorf("a 64 MiB body file: %d bytes, %v", len(b), err)
+	}
+}
+
+// TestLoadOutputsCheckedFirst: every output path is checked before any
+// request is sent, an existing file is kept unless --force, and two
+// outputs may not share a path.
+func TestLoadOutputsCheckedFirst(t *testing.T) {
+	var hits atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits.Add(1) }))
+	defer srv.Close()
+	dir := t.TempDir()
+	existing := filepath.Join(dir, "old.json")
+	os.WriteFile(existing, []byte("keep me"), 0o644)
+	js := filepath.Join(dir, "r.json")
+	os.Symlink(js, filepath.Join(dir, "link.json"))
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--json", "/nonexistent/x.json"}, "--json: open /nonexistent/x.json: no such file or directory"},
+		{[]string{"--hdr-log", "/nonexistent/x.hlog"}, "--hdr-log: open /nonexistent/x.hlog"},
+		{[]string{"--json", existing}, "--json " + existing + ": the file exists: remove it, or add --force to overwrite it"},
+		{[]string{"--hdr-log", existing}, "the file exists"},
+		{[]string{"--json", dir}, "is a directory"},
+		{[]string{"--json", js, "--hdr-log", js}, "--json and --hdr-log name the same file"},
+		{[]string{"--json", js, "--hdr-log", filepath.Join(dir, ".", "r.json")}, "name the same file"},
+		{[]string{"--json", js, "--hdr-log", filepath.Join(dir, "link.json")}, "name the same file"},
+	} {
+		start := time.Now()
+		args := append([]string{"load", "--rate", "50", "--duration", "5s", srv.URL}, tc.args...)
+		code, _, errOut := runCLI(t, context.Background(), args...)
+		if code != 2 || !strings.Contains(errOut, tc.want) || strings.Count(errOut, "\n") != 1 {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 and one line mentioning %q", tc.args, code, errOut, tc.want)
+		}
+		if d := time.Since(start); d > 2*time.Second {
+			t.Errorf("%v: refused after %v, not before the load", tc.args, d)
+		}
+		if _, err := os.Stat(js); err == nil {
+			t.Errorf("%v: a refused command left %s behind", tc.args, js)
+			os.Remove(js)
+		}
+	}
+	if n := hits.Load(); n != 0 {
+		t.Errorf("%d requests sent by refused commands", n)
+	}
+	if b, _ := os.ReadFile(existing); string(b) != "keep me" {
+		t.Errorf("the existing file was changed: %q", b)
+	}
+	// --force overwrites it; /dev/null needs no --force.
+	code, _, errOut := runCLI(t, context.Background(), "load", "--rate", "50", "--duration", "200ms", srv.URL,
+		"--json", existing, "--hdr-log", os.DevNull, "--force")
+	if b, _ := os.ReadFile(existing); code != 0 || !strings.Contains(string(b), `"phases"`) {
+		t.Errorf("--force: exit %d, stderr %q, file %.80q", code, errOut, b)
+	}
+	code, _, errOut = runCLI(t, context.Background(), "load", "--rate", "50", "--duration", "200ms", srv.URL, "--hdr-log", os.DevNull)
+	if code != 0 {
+		t.Errorf("--hdr-log /dev/null: exit %d, stderr %q", code, errOut)
 	}
 }

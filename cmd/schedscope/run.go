@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -17,6 +16,7 @@ import (
 	"github.com/schedscope/schedscope/internal/derive"
 	"github.com/schedscope/schedscope/internal/redact"
 	"github.com/schedscope/schedscope/internal/rundir"
+	"github.com/schedscope/schedscope/internal/target"
 	"github.com/schedscope/schedscope/internal/tui"
 )
 
@@ -36,6 +36,7 @@ type runFlags struct {
 	readyTimeout time.Duration
 	poll         time.Duration
 	noTUI        bool
+	maxCapture   byteSize
 }
 
 func runRun(ctx context.Context, s *stdio, args []string) error {
@@ -61,6 +62,8 @@ func runRun(ctx context.Context, s *stdio, args []string) error {
 	fs.DurationVar(&f.readyTimeout, "ready-timeout", collect.DefaultReadyTimeout, "how long to wait for a --cmd target to answer")
 	fs.DurationVar(&f.poll, "poll", collect.DefaultPollEvery, "polling period of the target's metrics")
 	fs.BoolVar(&f.noTUI, "no-tui", false, "plain progress lines and a final summary, even on a terminal")
+	f.maxCapture = target.DefaultMaxCapture
+	fs.Var(&f.maxCapture, "max-capture", "largest trace window or flight-recorder snapshot kept, e.g. 512MiB or 4GiB (1 MiB to 64 GiB); a trace past it is cut there and the manifest says so")
 
 	if err := refuseSecretFlag(args, "token", "--token-file PATH or $"+tokenEnv); err != nil {
 		return err
@@ -72,6 +75,12 @@ func runRun(ctx context.Context, s *stdio, args []string) error {
 	if lf.jsonOut != "" || lf.hdrLog != "" {
 		return usageErr("--json and --hdr-log are schedscope load's: a run writes results.json and load.hlog into its directory")
 	}
+	if f.maxCapture < minCapture || f.maxCapture > maxCapture {
+		return usageErr("--max-capture %s: must be in [1 MiB, 64 GiB]", &f.maxCapture)
+	}
+	if f.readyTimeout <= 0 || f.readyTimeout > collect.MaxReadyTimeout {
+		return usageErr("--ready-timeout %v: must be in (0, %v]", f.readyTimeout, collect.MaxReadyTimeout)
+	}
 	token, _, err := f.token.read()
 	if err != nil {
 		return err
@@ -80,6 +89,7 @@ func runRun(ctx context.Context, s *stdio, args []string) error {
 		Load: lcfg, Out: f.out, AgentURL: f.agent, PprofURL: f.pprof, Token: token,
 		TraceWindow: f.traceWindow, SnapshotWhen: f.snapshotWhen, PID: f.pid, Command: f.cmd,
 		ReadyTimeout: f.readyTimeout, PollEvery: f.poll, Args: args,
+		Limits: target.Limits{Capture: int64(f.maxCapture)},
 	}
 	if cfg.TraceAt, err = parseFraction(f.traceAt); err != nil {
 		return usageErr("--trace-at %q: %v", f.traceAt, err)
@@ -88,12 +98,15 @@ func runRun(ctx context.Context, s *stdio, args []string) error {
 		cfg.Out = "run-" + time.Now().Format("20060102-150405")
 	}
 	if f.cmdLog != "" {
-		logFile, err := os.Create(f.cmdLog)
-		if err != nil {
-			return usageErr("--cmd-log: %v", err)
+		if inside(f.cmdLog, cfg.Out) {
+			return usageErr("--cmd-log %s is inside the run directory %s, which must start empty: put the log elsewhere", f.cmdLog, cfg.Out)
 		}
-		defer logFile.Close()
-		cfg.CommandLog = logFile
+		outs, err := openOutputs(lf.force, output{"--cmd-log", f.cmdLog})
+		if err != nil {
+			return err
+		}
+		defer outs[0].close()
+		cfg.CommandLog = outs[0]
 	}
 	if f.noTUI || !tui.IsTerminal(s.out) {
 		return runPlain(ctx, s, cfg)

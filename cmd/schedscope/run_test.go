@@ -12,6 +12,8 @@ import (
 
 func TestRunBadInput(t *testing.T) {
 	dir := t.TempDir()
+	existing := filepath.Join(t.TempDir(), "target.log")
+	os.WriteFile(existing, []byte("an earlier log"), 0o644)
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -31,6 +33,15 @@ func TestRunBadInput(t *testing.T) {
 		{[]string{"run", "--rate", "10", "--json", "x.json", "http://127.0.0.1:1/"}, "results.json"},
 		{[]string{"run", "--rate", "10", "--poll", "1ms", "http://127.0.0.1:1/"}, "poll period"},
 		{[]string{"run", "--rate", "10", "--out", dir, "--bogus", "http://127.0.0.1:1/"}, "flag provided but not defined"},
+		{[]string{"run", "--rate", "10", "http://127.0.0.1:99999/"}, "port 99999: must be in [1, 65535]"},
+		{[]string{"run", "--rate", "10", "--max-capture", "1KiB", "http://127.0.0.1:1/"}, "--max-capture 1 KiB: must be in [1 MiB, 64 GiB]"},
+		{[]string{"run", "--rate", "10", "--max-capture", "100GiB", "http://127.0.0.1:1/"}, "--max-capture 100 GiB: must be in [1 MiB, 64 GiB]"},
+		{[]string{"run", "--rate", "10", "--max-capture", "lots", "http://127.0.0.1:1/"}, `want a size such as 512MiB or 1GiB`},
+		{[]string{"run", "--rate", "10", "--ready-timeout", "-1s", "http://127.0.0.1:1/"}, "--ready-timeout -1s: must be in (0, 10m0s]"},
+		{[]string{"run", "--rate", "10", "--ready-timeout", "1h", "http://127.0.0.1:1/"}, "--ready-timeout 1h0m0s: must be in (0, 10m0s]"},
+		{[]string{"run", "--rate", "10", "--cmd-log", "/nonexistent/log", "http://127.0.0.1:1/"}, "--cmd-log: open /nonexistent/log"},
+		{[]string{"run", "--rate", "10", "--cmd-log", existing, "http://127.0.0.1:1/"}, "the file exists: remove it, or add --force to overwrite it"},
+		{[]string{"run", "--rate", "10", "--out", dir, "--cmd-log", filepath.Join(dir, "log"), "http://127.0.0.1:1/"}, "is inside the run directory"},
 	} {
 		code, _, errOut := runCLI(t, context.Background(), tc.args...)
 		if code != 2 || !strings.Contains(errOut, tc.want) || strings.Count(errOut, "\n") != 1 {

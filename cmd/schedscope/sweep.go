@@ -64,11 +64,20 @@ func runSweep(ctx context.Context, s *stdio, args []string) error {
 	if fs.NArg() > 0 {
 		return usageErr("unexpected argument %q", fs.Arg(0))
 	}
+	base := load.Config{Timeout: timeout, Client: load.Client(client)}
+	if timeout <= 0 {
+		return usageErr("--timeout %v: must be > 0", timeout)
+	}
+	probe := base
+	probe.URL, probe.Rate = "http://127.0.0.1:1/", 1
+	if err := probe.Validate(); err != nil {
+		return usageErr("%v", err) // --timeout and --client, checked before a target starts
+	}
 	var err error
 	if cfg.AgentToken, _, err = tokenFile.read(); err != nil {
 		return err
 	}
-	cfg.Loader = sweep.LoadGenerator(load.Config{Timeout: timeout, Client: load.Client(client)})
+	cfg.Loader = sweep.LoadGenerator(base)
 
 	if resume != "" {
 		if _, err := rundir.ReadSweep(resume); err != nil {
@@ -76,6 +85,9 @@ func runSweep(ctx context.Context, s *stdio, args []string) error {
 		}
 		cfg.Dir, cfg.Resume = resume, true
 	} else {
+		if cfg.Iterations < 1 { // sweep.Config takes 0 for its default: the flag's 0 is a mistake
+			return usageErr("--iterations %d: must be in [1, %d]", cfg.Iterations, sweep.MaxIterations)
+		}
 		if cfg.GOMAXPROCS, err = sweepInts(gomaxprocs); err != nil {
 			return usageErr("--gomaxprocs: %v", err)
 		}

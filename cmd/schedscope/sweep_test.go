@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -30,6 +31,15 @@ func TestSweepBadInput(t *testing.T) {
 		{[]string{"sweep", "--cmd", "x", "--url", "http://127.0.0.1:9/", "--gomaxprocs", "1", "--rates", "10", "--target-cpus", "3-1"}, "--target-cpus"},
 		{[]string{"sweep", "--cmd", "x", "--url", "http://127.0.0.1:9/", "--gomaxprocs", "1", "--rates", "10", "extra"}, `unexpected argument "extra"`},
 		{[]string{"sweep", "--bogus"}, "flag provided but not defined"},
+		{[]string{"sweep", "--cmd", "x", "--url", "http://127.0.0.1:9/", "--gomaxprocs", "1", "--rates", "10", "--iterations", "0"}, "--iterations 0: must be in [1, 100]"},
+		{[]string{"sweep", "--cmd", "x", "--url", "http://127.0.0.1:9/", "--gomaxprocs", "1", "--rates", "10", "--iterations", "101"}, "iterations 101: must be in [1, 100]"},
+		{[]string{"sweep", "--cmd", "x", "--url", "http://127.0.0.1:9/", "--gomaxprocs", "1", "--rates", "10", "--timeout", "-1s"}, "--timeout -1s: must be > 0"},
+		{[]string{"sweep", "--cmd", "x", "--url", "http://127.0.0.1:9/", "--gomaxprocs", "1", "--rates", "10", "--timeout", "2h"}, "timeout 2h0m0s: at most 1h0m0s"},
+		{[]string{"sweep", "--cmd", "x", "--url", "http://127.0.0.1:9/", "--gomaxprocs", "1", "--rates", "10", "--client", "curl"}, `client "curl": want lean or net/http`},
+		{[]string{"sweep", "--cmd", "x", "--url", "http://127.0.0.1:9/", "--gomaxprocs", "1", "--rates", "10", "--duration", "100h"}, "duration 100h0m0s: at most 24h0m0s"},
+		{[]string{"sweep", "--cmd", "x", "--url", "http://127.0.0.1:9/", "--gomaxprocs", "1", "--rates", sweepSeq(101)}, "101 rates: at most 100"},
+		{[]string{"sweep", "--cmd", "x", "--url", "http://127.0.0.1:9/", "--gomaxprocs", sweepSeq(65), "--rates", "10"}, "65 GOMAXPROCS values: at most 64"},
+		{[]string{"sweep", "--cmd", "x", "--url", "http://127.0.0.1:9/", "--gomaxprocs", "1", "--rates", "10", "--concurrency", "-3"}, "concurrency -3"},
 		{[]string{"report"}, "want a directory"},
 		{[]string{"report", dir, dir}, "needs --out DIR"},
 		{[]string{"report", filepath.Join(dir, "missing")}, "not a directory"},
@@ -80,4 +90,13 @@ func sweepTestWriteJSON(t *testing.T, path string, v any) {
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// sweepSeq is "1,2,...,n".
+func sweepSeq(n int) string {
+	s := make([]string, n)
+	for i := range s {
+		s[i] = strconv.Itoa(i + 1)
+	}
+	return strings.Join(s, ",")
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -48,10 +49,44 @@ const (
 	DefaultSeed = 1
 )
 
+// Bounds Validate holds a Config to, so that a typo costs a one-line error
+// rather than the machine's memory or a run that never ends. Each error
+// names its bound; docs/readme-load.md lists them.
+const (
+	// MaxRate bounds each offered rate, in requests per second.
+	MaxRate = 10_000_000
+	// MaxSteps bounds the rates of a ladder (one phase each; every phase
+	// keeps its own histograms).
+	MaxSteps = 100
+	// MaxUsers bounds the closed model's users: each is a connection (and,
+	// without the event loop, a goroutine) with its buffers.
+	MaxUsers = 100_000
+	// MaxConns bounds the open model's in-flight cap, MaxInflight: each
+	// request in flight holds a connection as a user does.
+	MaxConns = 100_000
+	// MaxPhase bounds the length of each measured phase and of the warm-up.
+	MaxPhase = 24 * time.Hour
+	// MaxWait bounds a pause between phases, a user's think time and a
+	// request's timeout.
+	MaxWait = time.Hour
+	// MaxHeaders bounds the extra request headers.
+	MaxHeaders = 100
+	// MaxRequestHead bounds the request line and headers together, in bytes.
+	MaxRequestHead = 64 << 10
+	// MaxBody bounds the request body, in bytes.
+	MaxBody = 64 << 20
+	// MinEvery is the shortest progress or interval period.
+	MinEvery = 10 * time.Millisecond
+	// MaxEvery is the longest progress or interval period.
+	MaxEvery = time.Minute
+)
+
 // Config describes one load run. The zero value of every optional field has
 // the documented default; Run never modifies the caller's Config.
 //
-// Exactly one of Rate, Rates (open model) or Users (closed model) must be set.
+// Exactly one of Rate, Rates (open model) or Users (closed model) must be
+// set. Every size, count and duration has a bound (MaxRate, MaxSteps, ...
+// above); Validate names the one a Config passes.
 type Config struct {
 	// URL is the target, http:// or https://. Required.
 	URL string
@@ -59,15 +94,17 @@ type Config struct {
 	Method string
 	// Header holds extra request headers, sent on every request in the
 	// order given. Host overrides the URL's host; Content-Length is computed.
+	// At most MaxHeaders, and MaxRequestHead bytes with the request line.
 	Header []Header
 	// Body is sent with every request (Content-Length set); nil sends none.
+	// At most MaxBody bytes.
 	Body []byte
 
 	// Rate is the offered rate in requests per second of a single steady
-	// phase (open model). Must be > 0 when set.
+	// phase (open model). Must be in (0, MaxRate] when set.
 	Rate float64
 	// Rates is a ladder of offered rates, one steady phase per rate, in order
-	// (open model). Mutually exclusive with Rate.
+	// (open model), at most MaxSteps of them. Mutually exclusive with Rate.
 	Rates []float64
 	// Arrivals spaces open-model send times; "" means Uniform.
 	Arrivals Arrivals
@@ -75,7 +112,7 @@ type Config struct {
 	Seed uint64
 
 	// Users selects the closed model: Users goroutines each send a request,
-	// wait for its response, wait Think, and repeat.
+	// wait for its response, wait Think, and repeat. At most MaxUsers.
 	Users int
 	// Think is each closed-model user's pause between a response and its
 	// next request; 0 means none.
@@ -94,9 +131,9 @@ type Config struct {
 
 	// MaxInflight caps requests in flight at once (open model): a request
 	// due while every slot is busy is not sent and is counted as NotSent.
-	// 0 means min(10 s x the highest rate, 5,000). It also bounds the
-	// generator's goroutines and connections. Ignored in the closed model,
-	// where Users is the cap.
+	// 0 means min(10 s x the highest rate, 5,000); at most MaxConns. It
+	// also bounds the generator's goroutines and connections. Ignored in the
+	// closed model, where Users is the cap.
 	MaxInflight int
 	// Timeout is the client timeout of one request, from its actual send
 	// (connecting included); 0 means DefaultTimeout.
@@ -207,16 +244,32 @@ func (c Config) withDefaults() (Config, error) {
 	if u.Host == "" || u.Hostname() == "" {
 		return c, fmt.Errorf("target URL %q: no host", c.URL)
 	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return c, fmt.Errorf("target URL %q: port %s: must be in [1, 65535]", c.URL, p)
+		}
+	}
 	if c.Method == "" {
 		c.Method = "GET"
 	}
 	if strings.ContainsAny(c.Method, " \t\r\n") {
 		return c, fmt.Errorf("method %q: contains white space", c.Method)
 	}
+	if len(c.Header) > MaxHeaders {
+		return c, fmt.Errorf("%d headers: at most %d", len(c.Header), MaxHeaders)
+	}
+	head := len(c.Method) + len(c.URL)
 	for _, h := range c.Header {
 		if h.Name == "" || strings.ContainsAny(h.Name, " \t\r\n:") || strings.ContainsAny(h.Value, "\r\n") {
 			return c, fmt.Errorf("header %q: malformed", h.Name)
 		}
+		head += len(h.Name) + len(h.Value) + len(": \r\n")
+	}
+	if head > MaxRequestHead {
+		return c, fmt.Errorf("request line and headers of %d bytes: at most %d (64 KiB)", head, MaxRequestHead)
+	}
+	if len(c.Body) > MaxBody {
+		return c, fmt.Errorf("body of %d bytes: at most %d (64 MiB)", len(c.Body), MaxBody)
 	}
 	open := c.Rate != 0 || len(c.Rates) > 0
 	switch {
@@ -226,15 +279,17 @@ func (c Config) withDefaults() (Config, error) {
 		return c, errors.New("neither a rate (open model) nor users (closed model) given")
 	case c.Rate != 0 && len(c.Rates) > 0:
 		return c, errors.New("both Rate and Rates given: choose one")
-	case c.Users < 0:
-		return c, fmt.Errorf("users %d: must be > 0", c.Users)
+	case c.Users < 0 || c.Users > MaxUsers:
+		return c, fmt.Errorf("users %d: must be in [1, %d]", c.Users, MaxUsers)
+	case len(c.Rates) > MaxSteps:
+		return c, fmt.Errorf("%d rates: a ladder has at most %d steps", len(c.Rates), MaxSteps)
 	}
 	if c.Rate != 0 {
 		c.Rates = []float64{c.Rate}
 	}
 	c.Rates = append([]float64(nil), c.Rates...)
 	for _, r := range c.Rates {
-		if !(r > 0) || r > 1e7 {
+		if !(r > 0) || r > MaxRate {
 			return c, fmt.Errorf("rate %g: must be > 0 and at most 10,000,000 req/s", r)
 		}
 	}
@@ -255,10 +310,24 @@ func (c Config) withDefaults() (Config, error) {
 	default:
 		return c, fmt.Errorf("client %q: want lean or net/http", c.Client)
 	}
-	for name, d := range map[string]time.Duration{"think": c.Think, "warmup": c.Warmup, "duration": c.Duration,
-		"pause": c.Pause, "timeout": c.Timeout, "progress period": c.ProgressEvery, "interval period": c.IntervalEvery} {
-		if d < 0 {
-			return c, fmt.Errorf("%s %v: must not be negative", name, d)
+	for _, b := range []struct {
+		name     string
+		d, limit time.Duration
+	}{
+		{"warmup", c.Warmup, MaxPhase}, {"duration", c.Duration, MaxPhase},
+		{"think", c.Think, MaxWait}, {"pause", c.Pause, MaxWait}, {"timeout", c.Timeout, MaxWait},
+		{"progress period", c.ProgressEvery, MaxEvery}, {"interval period", c.IntervalEvery, MaxEvery},
+	} {
+		if b.d < 0 {
+			return c, fmt.Errorf("%s %v: must not be negative", b.name, b.d)
+		}
+		if b.d > b.limit {
+			return c, fmt.Errorf("%s %v: at most %v", b.name, b.d, b.limit)
+		}
+	}
+	for name, d := range map[string]time.Duration{"progress period": c.ProgressEvery, "interval period": c.IntervalEvery} {
+		if d != 0 && d < MinEvery {
+			return c, fmt.Errorf("%s %v: at least %v", name, d, MinEvery)
 		}
 	}
 	if c.Duration == 0 {
@@ -276,8 +345,8 @@ func (c Config) withDefaults() (Config, error) {
 	if c.IntervalEvery < c.ProgressEvery {
 		c.IntervalEvery = c.ProgressEvery
 	}
-	if c.MaxInflight < 0 {
-		return c, fmt.Errorf("max in-flight %d: must be > 0", c.MaxInflight)
+	if c.MaxInflight < 0 || c.MaxInflight > MaxConns {
+		return c, fmt.Errorf("max in-flight %d: must be in [1, %d]", c.MaxInflight, MaxConns)
 	}
 	if c.Users > 0 {
 		c.MaxInflight = c.Users

@@ -579,10 +579,52 @@ func TestBadConfig(t *testing.T) {
 		{Config{URL: "http://x/", Rate: 1, Arrivals: "bursty"}, "arrivals"},
 		{Config{URL: "http://x/", Rate: 1, Duration: -time.Second}, "negative"},
 		{Config{URL: "http://x/", Rate: 1, Header: []Header{{Name: "A B", Value: "x"}}}, "header"},
+		// Every bound is named in its error.
+		{Config{URL: "http://127.0.0.1:99999/", Rate: 1}, "port 99999: must be in [1, 65535]"},
+		{Config{URL: "http://127.0.0.1:0/", Rate: 1}, "port 0"},
+		{Config{URL: "http://x/", Rate: 2e7}, "at most 10,000,000 req/s"},
+		{Config{URL: "http://x/", Rates: make([]float64, MaxSteps+1)}, "101 rates: a ladder has at most 100 steps"},
+		{Config{URL: "http://x/", Users: MaxUsers + 1}, "users 100001: must be in [1, 100000]"},
+		{Config{URL: "http://x/", Rate: 1, MaxInflight: 2_000_000_000}, "max in-flight 2000000000: must be in [1, 100000]"},
+		{Config{URL: "http://x/", Rate: 1, Duration: 25 * time.Hour}, "duration 25h0m0s: at most 24h0m0s"},
+		{Config{URL: "http://x/", Rate: 1, Warmup: 25 * time.Hour}, "warmup 25h0m0s: at most 24h0m0s"},
+		{Config{URL: "http://x/", Rate: 1, Pause: 2 * time.Hour}, "pause 2h0m0s: at most 1h0m0s"},
+		{Config{URL: "http://x/", Users: 1, Think: 2 * time.Hour}, "think 2h0m0s: at most 1h0m0s"},
+		{Config{URL: "http://x/", Rate: 1, Timeout: 2 * time.Hour}, "timeout 2h0m0s: at most 1h0m0s"},
+		{Config{URL: "http://x/", Rate: 1, ProgressEvery: time.Millisecond}, "progress period 1ms: at least 10ms"},
+		{Config{URL: "http://x/", Rate: 1, IntervalEvery: 2 * time.Minute}, "interval period 2m0s: at most 1m0s"},
+		{Config{URL: "http://x/", Rate: 1, Header: make([]Header, MaxHeaders+1)}, "101 headers: at most 100"},
+		{Config{URL: "http://x/", Rate: 1, Header: []Header{{Name: "X", Value: strings.Repeat("v", MaxRequestHead)}}}, "at most 65536 (64 KiB)"},
+		{Config{URL: "http://x/", Rate: 1, Body: make([]byte, MaxBody+1)}, "body of 67108865 bytes: at most 67108864 (64 MiB)"},
 	} {
 		_, err := Run(context.Background(), tc.cfg)
 		if err == nil || !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: err %v, want ErrConfig mentioning %q", tc.cfg, err, tc.want)
+		}
+	}
+}
+
+// TestBoundsAccepted: a Config at every bound is valid (the bounds are
+// inclusive), so the refusals above are the bounds and nothing else.
+func TestBoundsAccepted(t *testing.T) {
+	rates := make([]float64, MaxSteps)
+	for i := range rates {
+		rates[i] = MaxRate
+	}
+	for _, cfg := range []Config{
+		{URL: "http://127.0.0.1:65535/", Rates: rates, MaxInflight: MaxConns, Duration: MaxPhase, Warmup: MaxPhase,
+			Pause: MaxWait, Timeout: MaxWait, ProgressEvery: MinEvery, IntervalEvery: MaxEvery,
+			Header: []Header{{Name: "X", Value: strings.Repeat("v", MaxRequestHead-len("GET")-len("http://127.0.0.1:65535/")-len("X: \r\n"))}},
+			Body:   make([]byte, MaxBody)},
+		{URL: "http://127.0.0.1:1/", Users: MaxUsers, Think: MaxWait, Header: make([]Header, MaxHeaders)},
+	} {
+		for i := range cfg.Header {
+			if cfg.Header[i].Name == "" {
+				cfg.Header[i].Name = fmt.Sprintf("X-%d", i)
+			}
+		}
+		if err := cfg.Validate(); err != nil {
+			t.Errorf("a Config at the bounds: %v", err)
 		}
 	}
 }

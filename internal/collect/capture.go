@@ -273,10 +273,15 @@ func (st *runState) stream(ctx context.Context, name string, capture func(contex
 	return err
 }
 
-// takeProfiles fetches instant profiles into *into.
+// takeProfiles fetches instant profiles into *into, keeping the last
+// error of each that failed for writeProfiles. A profile not answered
+// within the read limit ends the set: the others would wait as long.
 func (st *runState) takeProfiles(ctx context.Context, names []string, into *map[string][]byte) {
 	if *into == nil {
 		*into = map[string][]byte{}
+	}
+	if st.caps.profErr == nil {
+		st.caps.profErr = map[string]error{}
 	}
 	for _, name := range names {
 		if _, done := (*into)[name]; done {
@@ -284,9 +289,24 @@ func (st *runState) takeProfiles(ctx context.Context, names []string, into *map[
 		}
 		b, err := st.client.Profile(ctx, name)
 		if err != nil {
-			continue // finishCaptures retries the end set; writeProfiles reports what is missing
+			st.caps.profErr[name] = err // finishCaptures retries the end set; writeProfiles reports what is missing
+			if target.NoAnswer(err) {
+				st.skipProfiles(names, *into, fmt.Errorf("not asked: %s got no answer in time (%w)", name, err))
+				return
+			}
+			continue
 		}
 		(*into)[name] = b
+	}
+}
+
+// skipProfiles records why the profiles of names not in taken were not
+// asked for.
+func (st *runState) skipProfiles(names []string, taken map[string][]byte, why error) {
+	for _, name := range names {
+		if _, done := taken[name]; !done && st.caps.profErr[name] == nil {
+			st.caps.profErr[name] = why
+		}
 	}
 }
 
@@ -336,7 +356,7 @@ func (st *runState) writeProfiles() error {
 		if b == nil {
 			return nil
 		}
-		p, err := profile.ParseData(b)
+		p, err := parseProfile(b)
 		if err != nil {
 			return nil
 		}
@@ -350,9 +370,17 @@ func (st *runState) writeProfiles() error {
 		return st.rd.WriteFile(rundir.ProfileFile(name), func(wr io.Writer) error { _, err := wr.Write(b); return err })
 	}
 	for _, name := range rundir.EndProfiles() {
-		end := parse(st.caps.profEnd[name])
-		if end == nil {
+		b := st.caps.profEnd[name]
+		end, err := parseProfile(b)
+		switch {
+		case b == nil && st.caps.profErr[name] != nil:
+			keep(st.rd.RecordMissing(name+" profile", st.caps.profErr[name]))
+			continue
+		case b == nil:
 			keep(st.rd.RecordMissing(name+" profile", errors.New("not captured (target unreachable, or the run ended first)")))
+			continue
+		case err != nil:
+			keep(st.rd.RecordMissing(name+" profile", err))
 			continue
 		}
 		p, w := end, window

@@ -39,6 +39,8 @@ const (
 	DefaultReadyTimeout = 30 * time.Second
 	// MaxTraceWindow bounds Config.TraceWindow.
 	MaxTraceWindow = 60 * time.Second
+	// MaxReadyTimeout bounds Config.ReadyTimeout.
+	MaxReadyTimeout = 10 * time.Minute
 )
 
 // Config describes one run. Zero optional fields take the documented defaults.
@@ -83,6 +85,12 @@ type Config struct {
 
 	// PollEvery is the polling period. Zero means DefaultPollEvery (1 Hz).
 	PollEvery time.Duration
+
+	// Limits bound every read from the target: each poll and profile in
+	// size and time, each trace window and snapshot in size and to its
+	// window plus a margin (zero fields: target's defaults). A read past
+	// one fails with an error naming it, recorded like any other failure.
+	Limits target.Limits
 
 	// Args is the command line, recorded in the manifest.
 	Args []string
@@ -154,6 +162,12 @@ func NewRunner(cfg Config) (*Runner, error) {
 	}
 	if cfg.ReadyTimeout == 0 {
 		cfg.ReadyTimeout = DefaultReadyTimeout
+	}
+	if cfg.ReadyTimeout < 0 || cfg.ReadyTimeout > MaxReadyTimeout {
+		return nil, fmt.Errorf("run: ready timeout %v: want (0, %v]", cfg.ReadyTimeout, MaxReadyTimeout)
+	}
+	if l := cfg.Limits; l.JSON < 0 || l.Profile < 0 || l.Capture < 0 || l.Read < 0 || l.Margin < 0 {
+		return nil, fmt.Errorf("run: limits %+v: must not be negative", l)
 	}
 	if cfg.PID != 0 && cfg.Command != "" {
 		return nil, errors.New("run: give --pid or --cmd, not both")
@@ -339,7 +353,7 @@ func (r *Runner) attach(ctx context.Context, rd *rundir.Writer) (*attached, erro
 		a.usage = func() (target.Usage, error) { return target.ReadUsage(cfg.PID) }
 		a.pid = cfg.PID
 	}
-	client, err := target.Discover(ctx, cfg.Load.URL, cfg.AgentURL, cfg.PprofURL, cfg.Token)
+	client, err := target.Discover(ctx, cfg.Load.URL, cfg.AgentURL, cfg.PprofURL, cfg.Token, target.WithLimits(cfg.Limits))
 	if err != nil {
 		if a.proc != nil {
 			a.proc.Stop()
@@ -647,6 +661,7 @@ type liveState struct {
 // captures is what the capturer took.
 type captures struct {
 	profStart, profEnd map[string][]byte
+	profErr            map[string]error // the last failure of each profile not taken
 	fgprofPieces       [][]byte
 	trace              rundir.TraceCapture // Mode "" until trace.out is taken
 }

@@ -30,6 +30,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/schedscope/schedscope/collect/load"
 	"github.com/schedscope/schedscope/internal/redact"
 	"github.com/schedscope/schedscope/internal/rundir"
 	"github.com/schedscope/schedscope/internal/target"
@@ -158,6 +159,24 @@ const (
 	DefaultIterations   = 3
 	DefaultDuration     = 20 * time.Second
 	DefaultReadyTimeout = 20 * time.Second
+)
+
+// Bounds NewPlan holds a Config to, each named in its error (the rates'
+// count, warm-up, duration and pause are collect/load's: load.MaxSteps,
+// load.MaxPhase, load.MaxWait).
+const (
+	// MaxIterations bounds Config.Iterations.
+	MaxIterations = 100
+	// MaxGOMAXPROCS bounds each GOMAXPROCS value.
+	MaxGOMAXPROCS = 4096
+	// MaxLevels bounds how many GOMAXPROCS values are swept.
+	MaxLevels = 64
+	// MaxSteps bounds the plan: values x rates x iterations.
+	MaxSteps = 10_000
+	// MaxReadyTimeout bounds Config.ReadyTimeout.
+	MaxReadyTimeout = 10 * time.Minute
+	// MaxConcurrencyLimit bounds Config.ConcurrencyLimit.
+	MaxConcurrencyLimit = 10_000_000
 )
 
 // EventKind says what an Event reports.
@@ -303,10 +322,16 @@ func NewPlan(cfg Config) (rundir.SweepPlan, error) {
 	if len(cfg.GOMAXPROCS) == 0 {
 		return p, errors.New("no GOMAXPROCS values: give --gomaxprocs 1,2,4")
 	}
+	if len(cfg.GOMAXPROCS) > MaxLevels {
+		return p, fmt.Errorf("%d GOMAXPROCS values: at most %d", len(cfg.GOMAXPROCS), MaxLevels)
+	}
+	if len(cfg.Rates) > load.MaxSteps {
+		return p, fmt.Errorf("%d rates: at most %d", len(cfg.Rates), load.MaxSteps)
+	}
 	seen := map[int]bool{}
 	for _, g := range cfg.GOMAXPROCS {
-		if g < 1 || g > 4096 {
-			return p, fmt.Errorf("GOMAXPROCS %d: must be in [1, 4096]", g)
+		if g < 1 || g > MaxGOMAXPROCS {
+			return p, fmt.Errorf("GOMAXPROCS %d: must be in [1, %d]", g, MaxGOMAXPROCS)
 		}
 		if seen[g] {
 			return p, fmt.Errorf("GOMAXPROCS %d given twice", g)
@@ -320,7 +345,7 @@ func NewPlan(cfg Config) (rundir.SweepPlan, error) {
 	}
 	seenRate := map[float64]bool{}
 	for _, r := range cfg.Rates {
-		if !(r > 0) || r > 1e7 || math.IsInf(r, 0) {
+		if !(r > 0) || r > load.MaxRate || math.IsInf(r, 0) {
 			return p, fmt.Errorf("rate %g: must be > 0 and at most 10,000,000 req/s", r)
 		}
 		if seenRate[r] {
@@ -338,13 +363,25 @@ func NewPlan(cfg Config) (rundir.SweepPlan, error) {
 			return p, fmt.Errorf("--target-cpus: %w", err)
 		}
 	}
-	if p.Iterations < 1 || p.Iterations > 100 {
-		return p, fmt.Errorf("iterations %d: must be in [1, 100]", cfg.Iterations)
+	if p.Iterations < 1 || p.Iterations > MaxIterations {
+		return p, fmt.Errorf("iterations %d: must be in [1, %d]", cfg.Iterations, MaxIterations)
 	}
-	for name, d := range map[string]time.Duration{"warmup": cfg.Warmup, "duration": cfg.Duration, "pause": cfg.Pause, "ready timeout": cfg.ReadyTimeout} {
-		if d < 0 {
-			return p, fmt.Errorf("%s %v: must not be negative", name, d)
+	if n := len(p.GOMAXPROCS) * len(p.Rates) * p.Iterations; n > MaxSteps {
+		return p, fmt.Errorf("%d steps (%d GOMAXPROCS values x %d rates x %d iterations): at most %d", n, len(p.GOMAXPROCS), len(p.Rates), p.Iterations, MaxSteps)
+	}
+	for _, b := range []struct {
+		name     string
+		d, limit time.Duration
+	}{{"warmup", cfg.Warmup, load.MaxPhase}, {"duration", cfg.Duration, load.MaxPhase}, {"pause", cfg.Pause, load.MaxWait}, {"ready timeout", cfg.ReadyTimeout, MaxReadyTimeout}} {
+		if b.d < 0 {
+			return p, fmt.Errorf("%s %v: must not be negative", b.name, b.d)
 		}
+		if b.d > b.limit {
+			return p, fmt.Errorf("%s %v: at most %v", b.name, b.d, b.limit)
+		}
+	}
+	if cfg.ConcurrencyLimit < 0 || cfg.ConcurrencyLimit > MaxConcurrencyLimit {
+		return p, fmt.Errorf("concurrency %d: must be in [0, %d]", cfg.ConcurrencyLimit, MaxConcurrencyLimit)
 	}
 	dur := cfg.Duration
 	if dur == 0 {

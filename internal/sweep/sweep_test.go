@@ -43,6 +43,23 @@ func TestNewPlanRejectsBadInput(t *testing.T) {
 		{"live without agent", func(c *Config) { c.Live = true }, "give --agent"},
 		{"negative warmup", func(c *Config) { c.Warmup = -time.Second }, "warmup"},
 		{"iterations", func(c *Config) { c.Iterations = -1 }, "iterations"},
+		// Every bound, named in its error.
+		{"too many iterations", func(c *Config) { c.Iterations = MaxIterations + 1 }, "iterations 101: must be in [1, 100]"},
+		{"too many GOMAXPROCS values", func(c *Config) { c.GOMAXPROCS = make([]int, MaxLevels+1) }, "65 GOMAXPROCS values: at most 64"},
+		{"GOMAXPROCS too large", func(c *Config) { c.GOMAXPROCS = []int{MaxGOMAXPROCS + 1} }, "GOMAXPROCS 4097: must be in [1, 4096]"},
+		{"too many rates", func(c *Config) { c.Rates = make([]float64, 101) }, "101 rates: at most 100"},
+		{"too many steps", func(c *Config) {
+			c.GOMAXPROCS = []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}
+			c.Rates = make([]float64, 100)
+			for i := range c.Rates {
+				c.Rates[i] = float64(i + 1)
+			}
+			c.Iterations = 10
+		}, "11000 steps (11 GOMAXPROCS values x 100 rates x 10 iterations): at most 10000"},
+		{"duration too long", func(c *Config) { c.Duration = 25 * time.Hour }, "duration 25h0m0s: at most 24h0m0s"},
+		{"pause too long", func(c *Config) { c.Pause = 2 * time.Hour }, "pause 2h0m0s: at most 1h0m0s"},
+		{"ready timeout too long", func(c *Config) { c.ReadyTimeout = time.Hour }, "ready timeout 1h0m0s: at most 10m0s"},
+		{"negative concurrency", func(c *Config) { c.ConcurrencyLimit = -1 }, "concurrency -1: must be in [0, 10000000]"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

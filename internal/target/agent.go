@@ -26,10 +26,10 @@ type Agent struct {
 
 // NewAgent returns a client for the agent at base (such as
 // "http://127.0.0.1:8080/debug/schedscope/"); token, when not empty, is sent
-// as a bearer token. It checks the URL's form only: nothing is sent until a
-// method is called.
-func NewAgent(base, token string) (*Agent, error) {
-	c, err := newConn(base, token, "http://host:port/debug/schedscope/")
+// as a bearer token; opts bound its reads (the default Limits otherwise). It
+// checks the URL's form only: nothing is sent until a method is called.
+func NewAgent(base, token string, opts ...Option) (*Agent, error) {
+	c, err := newConn(base, token, "http://host:port/debug/schedscope/", opts)
 	if err != nil {
 		return nil, fmt.Errorf("agent %w", err)
 	}
@@ -49,7 +49,7 @@ func (a *Agent) Close() { a.c.close() }
 // recorder state, pools) and keeps it for Index. It fails when the URL does
 // not answer as a schedscope agent.
 func (a *Agent) ReadIndex(ctx context.Context) (*agent.Index, error) {
-	b, err := a.c.read(ctx, http.MethodGet, "")
+	b, err := a.c.read(ctx, http.MethodGet, "", "JSON answer", a.c.lim.JSON)
 	if err != nil {
 		return nil, err
 	}
@@ -109,31 +109,35 @@ func (a *Agent) SetGOMAXPROCS(ctx context.Context, n int) error {
 // ArmFlightRecorder starts an on-demand flight recorder for d (at most
 // agent.MaxArm). Index is not reread: call ReadIndex to see the new state.
 func (a *Agent) ArmFlightRecorder(ctx context.Context, d time.Duration) error {
-	return a.c.fetch(ctx, a.c.short, http.MethodPost, "flightrecorder/arm?for="+d.String(), io.Discard)
+	var st agent.ArmState
+	return a.c.readJSON(ctx, http.MethodPost, "flightrecorder/arm?for="+d.String(), &st)
 }
 
 // Profile fetches the instant profile name (goroutine, block, mutex,
-// threadcreate) from /profile/NAME.
+// threadcreate) from /profile/NAME, at most Limits.Profile.
 func (a *Agent) Profile(ctx context.Context, name string) ([]byte, error) {
-	return a.c.read(ctx, http.MethodGet, "profile/"+name)
+	return a.c.readProfile(ctx, "profile/"+name)
 }
 
 // Trace streams an execution trace of the next window into w as it
 // arrives. A 429 (the agent busy with another capture) is retried for a few
-// seconds. When ctx ends mid-trace, what arrived is in w and the error says
-// so.
+// seconds. When ctx ends mid-trace, or the trace passes Limits.Capture or
+// the window plus Limits.Margin, what arrived is in w and the error says so.
 func (a *Agent) Trace(ctx context.Context, window time.Duration, w io.Writer) error {
 	return a.c.traceWindow(ctx, window, w)
 }
 
 // FlightRecorder streams the flight recorder's snapshot (the last seconds
-// of execution trace) into w, retrying a 429 as Trace does.
+// of execution trace) into w, retrying a 429 as Trace does, within
+// Limits.Capture and Limits.Margin.
 func (a *Agent) FlightRecorder(ctx context.Context, w io.Writer) error {
-	return a.c.capture(ctx, "flightrecorder", w)
+	return a.c.capture(ctx, "flightrecorder", "flight-recorder snapshot", a.c.lim.Capture, a.c.lim.Margin, w)
 }
 
-// Fgprof streams an fgprof wall-clock profile of the next d into w. A 429
-// is not retried: the piece is lost.
+// Fgprof streams an fgprof wall-clock profile of the next d into w, at
+// most Limits.Profile (the caller keeps the pieces in memory) within d
+// plus Limits.Margin. A 429 is not retried: the piece is lost.
 func (a *Agent) Fgprof(ctx context.Context, d time.Duration, w io.Writer) error {
-	return a.c.fetch(ctx, a.c.long, http.MethodGet, "fgprof?seconds="+seconds(d), w)
+	return a.c.fetch(ctx, http.MethodGet, "fgprof?seconds="+seconds(d), w,
+		bound{what: "fgprof profile", size: a.c.lim.Profile, time: d + a.c.lim.Margin})
 }

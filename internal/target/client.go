@@ -45,12 +45,15 @@ var (
 // are taken as given (an agent URL that does not answer as an agent is an
 // error); when both are empty, it tries targetURL's host at
 // /debug/schedscope/ and then /debug/pprof/, and returns None when neither
-// answers; an endpoint that answers 401 (it wants a token, or another
-// one) is an error then, not a reason to look elsewhere. token, when not
-// empty, is sent as a bearer token. The caller closes the client.
-func Discover(ctx context.Context, targetURL, agentURL, pprofURL, token string) (Client, error) {
+// answers (at once when the first probe got no answer within the read
+// limit); an endpoint that answers 401 (it wants a token, or another one)
+// is an error then, not a reason to look elsewhere. token, when not empty,
+// is sent as a bearer token. Every read, the probes' included, is bounded
+// by the Limits opts set (the defaults otherwise). The caller closes the
+// client.
+func Discover(ctx context.Context, targetURL, agentURL, pprofURL, token string, opts ...Option) (Client, error) {
 	if agentURL != "" {
-		a, err := NewAgent(agentURL, token)
+		a, err := NewAgent(agentURL, token, opts...)
 		if err != nil {
 			return nil, err
 		}
@@ -61,7 +64,7 @@ func Discover(ctx context.Context, targetURL, agentURL, pprofURL, token string) 
 		return a, nil
 	}
 	if pprofURL != "" {
-		p, err := NewPprof(pprofURL, token)
+		p, err := NewPprof(pprofURL, token, opts...)
 		if err != nil {
 			return nil, err
 		}
@@ -76,7 +79,7 @@ func Discover(ctx context.Context, targetURL, agentURL, pprofURL, token string) 
 		return nil, fmt.Errorf("target URL %q: not an absolute URL", targetURL)
 	}
 	root := u.Scheme + "://" + u.Host
-	if a, err := NewAgent(root+"/debug/schedscope/", token); err == nil {
+	if a, err := NewAgent(root+"/debug/schedscope/", token, opts...); err == nil {
 		_, err := a.ReadIndex(ctx)
 		if err == nil {
 			return a, nil
@@ -85,8 +88,11 @@ func Discover(ctx context.Context, targetURL, agentURL, pprofURL, token string) 
 		if unauthorized(err) {
 			return nil, fmt.Errorf("the agent needs a bearer token (and the right one): %w", err)
 		}
+		if NoAnswer(err) {
+			return None{}, nil // pprof's probe would wait as long
+		}
 	}
-	if p, err := NewPprof(root+"/debug/pprof/", token); err == nil {
+	if p, err := NewPprof(root+"/debug/pprof/", token, opts...); err == nil {
 		_, _, err := p.Counts(ctx)
 		if err == nil {
 			return p, nil
@@ -132,19 +138,19 @@ func (None) Close() {}
 // finishing a capture that was cut, or another client's) is retried.
 const busyRetry = 3 * time.Second
 
-// conn is the HTTP side of Agent and Pprof: one base URL, one token, a
-// short client for instant reads and a long one for captures. Its methods
-// are safe for concurrent use.
+// conn is the HTTP side of Agent and Pprof: one base URL, one token, one
+// client, and the Limits every read is held to. Its methods are safe for
+// concurrent use.
 type conn struct {
 	base  string // ends with "/"
 	token string
-	short *http.Client // polls and instant profiles: 5 s per request
-	long  *http.Client // captures: no client timeout, the context bounds them
+	lim   Limits       // every field set
+	hc    *http.Client // no client timeout: each read's context bounds it
 }
 
 // newConn checks that base is an http(s) URL with a host; example is the
 // kind of URL wanted, for the error.
-func newConn(base, token, example string) (*conn, error) {
+func newConn(base, token, example string, opts []Option) (*conn, error) {
 	u, err := url.Parse(base)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("URL %q: want %s", base, example)
@@ -152,16 +158,16 @@ func newConn(base, token, example string) (*conn, error) {
 	if !strings.HasSuffix(base, "/") {
 		base += "/"
 	}
-	tr := &http.Transport{MaxIdleConnsPerHost: 4, DisableCompression: true}
-	return &conn{
-		base: base, token: token,
-		short: &http.Client{Transport: tr, Timeout: 5 * time.Second},
-		long:  &http.Client{Transport: tr},
-	}, nil
+	var lim Limits
+	for _, o := range opts {
+		o(&lim)
+	}
+	tr := &http.Transport{MaxIdleConnsPerHost: 4, DisableCompression: true, MaxResponseHeaderBytes: maxHeaderBytes}
+	return &conn{base: base, token: token, lim: lim.withDefaults(), hc: &http.Client{Transport: tr}}, nil
 }
 
-// close releases the idle connections of both clients (they share a transport).
-func (c *conn) close() { c.short.CloseIdleConnections() }
+// close releases the client's idle connections.
+func (c *conn) close() { c.hc.CloseIdleConnections() }
 
 // statusError is a non-2xx answer; the body's first line is in the error.
 type statusError struct {
@@ -174,11 +180,35 @@ func (e *statusError) Error() string {
 	return fmt.Sprintf("%s: HTTP %d: %s", e.url, e.code, e.msg)
 }
 
-// fetch streams method base+path into w. A non-2xx answer is a
-// *statusError. When the context ends mid-body, what arrived is in w and
-// the error says so.
-func (c *conn) fetch(ctx context.Context, hc *http.Client, method, path string, w io.Writer) error {
+// bound is what one fetch may take: at most size bytes of body, and time
+// from the request to the last byte. what names the answer in errors.
+// prefix says only the body's start is wanted (its writer stops the
+// fetch), so a longer declared Content-Length is no error.
+type bound struct {
+	what   string
+	size   int64
+	time   time.Duration
+	prefix bool
+}
+
+// fetch streams method base+path into w, within b. A non-2xx answer is a
+// *statusError; an answer past b's size or time is a *LimitError, with the
+// bytes that came before the limit in w. When ctx ends mid-body, what
+// arrived is in w and the error says so.
+func (c *conn) fetch(ctx context.Context, method, path string, w io.Writer, b bound) error {
 	u := c.base + path
+	over := &LimitError{URL: u, What: b.what, Time: b.time}
+	ctx, cancel := context.WithTimeoutCause(ctx, b.time, over)
+	defer cancel()
+	err := c.do(ctx, method, u, w, b)
+	if err != nil && context.Cause(ctx) == over {
+		return over // the deadline, whatever error it surfaced as
+	}
+	return err
+}
+
+// do is fetch's request, under fetch's deadline.
+func (c *conn) do(ctx context.Context, method, u string, w io.Writer, b bound) error {
 	req, err := http.NewRequestWithContext(ctx, method, u, nil)
 	if err != nil {
 		return fmt.Errorf("%s: %w", u, err)
@@ -186,7 +216,7 @@ func (c *conn) fetch(ctx context.Context, hc *http.Client, method, path string, 
 	if c.token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.token)
 	}
-	resp, err := hc.Do(req)
+	resp, err := c.hc.Do(req)
 	if err != nil {
 		return fmt.Errorf("%s: %w", u, err)
 	}
@@ -195,25 +225,47 @@ func (c *conn) fetch(ctx context.Context, hc *http.Client, method, path string, 
 		line, _ := bufio.NewReader(io.LimitReader(resp.Body, 512)).ReadString('\n')
 		return &statusError{url: u, code: resp.StatusCode, msg: strings.TrimSpace(line)}
 	}
-	if _, err := io.Copy(w, resp.Body); err != nil {
+	if resp.ContentLength > b.size && !b.prefix {
+		return &LimitError{URL: u, What: b.what, Size: b.size}
+	}
+	n, err := io.Copy(w, io.LimitReader(resp.Body, b.size))
+	if err != nil {
 		return fmt.Errorf("%s: reading the body: %w", u, err)
+	}
+	if n == b.size {
+		// The limit was reached: an answer of exactly size bytes ends here.
+		var one [1]byte
+		if k, _ := io.ReadFull(resp.Body, one[:]); k > 0 {
+			return &LimitError{URL: u, What: b.what, Size: b.size}
+		}
 	}
 	return nil
 }
 
-// read fetches method base+path into memory with the short client. It is
-// the one place a target's answer is read whole.
-func (c *conn) read(ctx context.Context, method, path string) ([]byte, error) {
-	var buf bytes.Buffer
-	if err := c.fetch(ctx, c.short, method, path, &buf); err != nil {
+// read fetches method base+path into memory, at most size bytes within
+// Limits.Read. It is the one place a target's answer is read whole.
+func (c *conn) read(ctx context.Context, method, path, what string, size int64) ([]byte, error) {
+	var buf appender
+	if err := c.fetch(ctx, method, path, &buf, bound{what: what, size: size, time: c.lim.Read}); err != nil {
 		return nil, err
 	}
-	return buf.Bytes(), nil
+	return buf, nil
 }
 
-// readJSON reads method base+path and decodes the JSON answer into v.
+// appender collects what is written to it. It grows as append does (by a
+// quarter once large), not by doubling as bytes.Buffer does: an answer near
+// its size limit costs little more than the limit.
+type appender []byte
+
+func (a *appender) Write(p []byte) (int, error) {
+	*a = append(*a, p...)
+	return len(p), nil
+}
+
+// readJSON reads method base+path, a JSON answer of at most Limits.JSON,
+// and decodes it into v.
 func (c *conn) readJSON(ctx context.Context, method, path string, v any) error {
-	b, err := c.read(ctx, method, path)
+	b, err := c.read(ctx, method, path, "JSON answer", c.lim.JSON)
 	if err != nil {
 		return err
 	}
@@ -223,13 +275,52 @@ func (c *conn) readJSON(ctx context.Context, method, path string, v any) error {
 	return nil
 }
 
-// capture streams GET base+path into w with the long client. A 429 is
-// retried for up to busyRetry; nothing was written to w then.
-func (c *conn) capture(ctx context.Context, path string, w io.Writer) error {
-	for deadline := time.Now().Add(busyRetry); ; {
-		err := c.fetch(ctx, c.long, http.MethodGet, path, w)
+// readProfile reads an instant profile whole, at most Limits.Profile.
+func (c *conn) readProfile(ctx context.Context, path string) ([]byte, error) {
+	return c.read(ctx, http.MethodGet, path, "profile", c.lim.Profile)
+}
+
+// errGotLine stops a fetch whose firstLine has its line.
+var errGotLine = errors.New("got the first line")
+
+// firstLine keeps what is written up to the first line break, then
+// refuses more with errGotLine.
+type firstLine struct{ b []byte }
+
+func (f *firstLine) Write(p []byte) (int, error) {
+	if i := bytes.IndexByte(p, '\n'); i >= 0 {
+		f.b = append(f.b, p[:i]...)
+		return i, errGotLine
+	}
+	f.b = append(f.b, p...)
+	return len(p), nil
+}
+
+// readFirstLine reads the first line of a text answer, at most
+// maxFirstLine bytes within Limits.Read, and closes the connection after it.
+func (c *conn) readFirstLine(ctx context.Context, path string) ([]byte, error) {
+	var f firstLine
+	err := c.fetch(ctx, http.MethodGet, path, &f, bound{what: "first line", size: maxFirstLine, time: c.lim.Read, prefix: true})
+	if err != nil && !errors.Is(err, errGotLine) {
+		return nil, err
+	}
+	return f.b, nil
+}
+
+// capture streams GET base+path into w: at most size bytes, within d (the
+// window captured plus Limits.Margin). A 429 is retried for up to
+// busyRetry, inside d; nothing was written to w then.
+func (c *conn) capture(ctx context.Context, path, what string, size int64, d time.Duration, w io.Writer) error {
+	deadline := time.Now().Add(d)
+	for retryUntil := time.Now().Add(busyRetry); ; {
+		err := c.fetch(ctx, http.MethodGet, path, w, bound{what: what, size: size, time: max(time.Until(deadline), time.Millisecond)})
+		var le *LimitError
+		if errors.As(err, &le) && le.Time > 0 {
+			le.Time = d // the capture's limit, not what was left of it
+			return le
+		}
 		var hs *statusError
-		if !errors.As(err, &hs) || hs.code != http.StatusTooManyRequests || time.Now().After(deadline) {
+		if !errors.As(err, &hs) || hs.code != http.StatusTooManyRequests || time.Now().After(retryUntil) {
 			return err
 		}
 		select {
@@ -241,8 +332,9 @@ func (c *conn) capture(ctx context.Context, path string, w io.Writer) error {
 
 // traceWindow streams an execution trace of the next window into w; the
 // agent and net/http/pprof serve it at the same path.
+// It is bounded by Limits.Capture and the window plus Limits.Margin.
 func (c *conn) traceWindow(ctx context.Context, window time.Duration, w io.Writer) error {
-	return c.capture(ctx, "trace?seconds="+seconds(window), w)
+	return c.capture(ctx, "trace?seconds="+seconds(window), "trace window", c.lim.Capture, window+c.lim.Margin, w)
 }
 
 // seconds writes d as a query parameter in seconds, to the millisecond.

@@ -1,11 +1,9 @@
 package target
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
-	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -22,9 +20,10 @@ type Pprof struct {
 
 // NewPprof returns a client for net/http/pprof at base (such as
 // "http://127.0.0.1:8080/debug/pprof/"); token, when not empty, is sent as
-// a bearer token. It checks the URL's form only.
-func NewPprof(base, token string) (*Pprof, error) {
-	c, err := newConn(base, token, "http://host:port/debug/pprof/")
+// a bearer token; opts bound its reads (the default Limits otherwise). It checks
+// the URL's form only.
+func NewPprof(base, token string, opts ...Option) (*Pprof, error) {
+	c, err := newConn(base, token, "http://host:port/debug/pprof/", opts)
 	if err != nil {
 		return nil, fmt.Errorf("pprof %w", err)
 	}
@@ -50,15 +49,13 @@ func (p *Pprof) Counts(ctx context.Context) (goroutines, threads float64, err er
 	return goroutines, threads, err
 }
 
-// total reads the first line of a profile's debug=1 text. That of
-// threadcreate is short; that of goroutine groups stacks, so the first line
-// comes quickly whatever the goroutine count.
+// total reads the first line of a profile's debug=1 text, and nothing
+// after it.
 func (p *Pprof) total(ctx context.Context, name string) (float64, error) {
-	b, err := p.c.read(ctx, http.MethodGet, name+"?debug=1")
+	first, err := p.c.readFirstLine(ctx, name+"?debug=1")
 	if err != nil {
 		return 0, err
 	}
-	first, _, _ := bytes.Cut(b, []byte("\n"))
 	_, total, ok := strings.Cut(string(first), "total ")
 	if !ok {
 		return 0, fmt.Errorf("%s%s?debug=1: no total in %q", p.c.base, name, first)
@@ -71,9 +68,9 @@ func (p *Pprof) total(ctx context.Context, name string) (float64, error) {
 }
 
 // Profile fetches the instant profile name (goroutine, block, mutex,
-// threadcreate) as a pprof proto.
+// threadcreate) as a pprof proto, at most Limits.Profile.
 func (p *Pprof) Profile(ctx context.Context, name string) ([]byte, error) {
-	return p.c.read(ctx, http.MethodGet, name)
+	return p.c.readProfile(ctx, name)
 }
 
 // Trace streams an execution trace of the next window into w from

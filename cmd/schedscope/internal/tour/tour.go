@@ -103,7 +103,33 @@ func (c Config) Validate() error {
 			return fmt.Errorf("rate %v: must be positive", r)
 		}
 	}
-	return nil
+	// The fixture's and the load's own bounds, checked before anything runs.
+	d := c.withDefaults()
+	if d.Sleep > fixtures.MaxSleep {
+		return fmt.Errorf("sleep %v: at most %v", d.Sleep, fixtures.MaxSleep)
+	}
+	if err := d.fixtureConfig(fixtures.ModelPool).Validate(); err != nil {
+		return err
+	}
+	return d.loadConfig("http://127.0.0.1:1").Validate()
+}
+
+// fixtureConfig is the fixture of model the tour starts.
+func (c Config) fixtureConfig(model fixtures.Model) fixtures.Config {
+	fcfg := fixtures.DefaultConfig()
+	fcfg.Addr = "127.0.0.1:0"
+	fcfg.Model = model
+	fcfg.Workers = c.Workers
+	return fcfg
+}
+
+// loadConfig is the load the tour offers the fixture at base.
+func (c Config) loadConfig(base string) load.Config {
+	return load.Config{
+		URL:   fmt.Sprintf("%s/sleep?ms=%d", base, c.Sleep.Milliseconds()),
+		Rates: c.Rates, Duration: c.Duration, Pause: c.Pause, Warmup: c.Warmup,
+		CPUIncludesTarget: true,
+	}
 }
 
 // Outcome is what the tour measured.
@@ -211,11 +237,7 @@ func (t *Runner) runModel(ctx context.Context, model fixtures.Model, live func(c
 		return nil, "", err
 	}
 	defer fa.Close()
-	fcfg := fixtures.DefaultConfig()
-	fcfg.Addr = "127.0.0.1:0"
-	fcfg.Model = model
-	fcfg.Workers = cfg.Workers
-	srv, err := fixtureagent.Start(ctx, fcfg, fa)
+	srv, err := fixtureagent.Start(ctx, cfg.fixtureConfig(model), fa)
 	if err != nil {
 		return nil, "", fmt.Errorf("starting the %s fixture: %w", model, err)
 	}
@@ -227,11 +249,7 @@ func (t *Runner) runModel(ctx context.Context, model fixtures.Model, live func(c
 
 	dir := filepath.Join(cfg.Dir, cfg.Name+"-"+string(model))
 	r, err := collect.NewRunner(collect.Config{
-		Load: load.Config{
-			URL:   fmt.Sprintf("%s/sleep?ms=%d", srv.URL(), cfg.Sleep.Milliseconds()),
-			Rates: cfg.Rates, Duration: cfg.Duration, Pause: cfg.Pause, Warmup: cfg.Warmup,
-			CPUIncludesTarget: true,
-		},
+		Load:     cfg.loadConfig(srv.URL()),
 		Out:      dir,
 		AgentURL: srv.URL() + fixtureagent.Prefix,
 		Live:     live,

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -102,6 +103,22 @@ func TestConfig(t *testing.T) {
 	for _, bad := range []Config{{Workers: -1}, {Sleep: 1500 * time.Microsecond}, {Rates: []float64{0}}, {Duration: -time.Second}} {
 		if _, err := New(bad); err == nil {
 			t.Errorf("New(%+v) accepted a bad plan", bad)
+		}
+	}
+	// The fixture's and the load's bounds are checked before anything runs.
+	for _, tc := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{Workers: 10_000_000}, "workers: must be in [1, 100000]"},
+		{Config{Sleep: 2 * time.Minute}, "sleep 2m0s: at most 1m0s"},
+		{Config{Rates: slices.Repeat([]float64{1}, 101)}, "101 rates: a ladder has at most 100 steps"},
+		{Config{Rates: []float64{2e7}}, "at most 10,000,000 req/s"},
+		{Config{Duration: 100 * time.Hour}, "duration 100h0m0s: at most 24h0m0s"},
+		{Config{Pause: 2 * time.Hour}, "pause 2h0m0s: at most 1h0m0s"},
+	} {
+		if _, err := New(tc.cfg); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("New(%+v): %v, want an error containing %q", tc.cfg, err, tc.want)
 		}
 	}
 }
