@@ -35,6 +35,8 @@ type RunReport struct {
 // WriteRun reads the run directory dir and writes report.md, latency.png and
 // goroutines.png into outDir (dir itself when outDir is ""). A run without
 // metrics.jsonl gets the tables without the plots over time.
+// An outDir of another kind (a run or sweep directory, other files) is
+// refused before anything is written.
 func WriteRun(dir, outDir string) (*RunReport, error) {
 	run, err := rundir.ReadRun(dir)
 	if err != nil {
@@ -46,6 +48,9 @@ func WriteRun(dir, outDir string) (*RunReport, error) {
 	r := &RunReport{Dir: dir, Manifest: run.Manifest, Result: run.Result, Points: run.Lines}
 	if outDir == "" {
 		outDir = dir
+	}
+	if err := checkOutDir(outDir, dir); err != nil {
+		return nil, err
 	}
 	if err := os.MkdirAll(outDir, 0o755); err != nil {
 		return nil, fmt.Errorf("report directory: %w", err)
