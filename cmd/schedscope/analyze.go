@@ -165,6 +165,11 @@ func rederiveRun(ctx context.Context, s *stdio, dir string, asJSON bool) error {
 	if d == nil {
 		return err
 	}
+	if d.Run.MetricsProblems.Lost() {
+		for _, w := range d.Run.MetricsProblems.Lines(10) {
+			fmt.Fprintf(s.errOut, "schedscope analyze: warning: %s: %s\n", dir, w)
+		}
+	}
 	if asJSON {
 		b, rerr := os.ReadFile(filepath.Join(dir, rundir.AnalysisFile))
 		if rerr != nil {

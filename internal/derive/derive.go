@@ -71,6 +71,9 @@ func Trace(ctx context.Context, run *rundir.Run) *rundir.Analysis {
 	an.Profiles = summarizeProfiles(run)
 	traceFindings := analyzeTrace(ctx, run, an)
 	an.Phases = derivePhases(run.Result, run.Lines)
+	if ps := run.MetricsProblems; len(ps) > 0 {
+		an.MetricsProblems, an.MetricsSkipped = ps[:min(len(ps), rundir.MaxRecordedProblems)], len(ps)
+	}
 	an.Findings = append(findings(an.Phases, an.Profiles, run.Result), traceFindings...)
 	return an
 }
