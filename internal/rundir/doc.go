@@ -20,6 +20,9 @@
 // DirKindOf tells the kinds of directory apart, so no command writes into a
 // directory of another kind (CheckNewRunDir).
 //
+// Readers read regular files only (OpenRegular), so a named pipe never
+// blocks them.
+//
 // Kind is the one taxonomy of conclusions (findings, ceilings, live notes,
 // the load generator's verdicts, a sweep's limits): code selects on it,
 // never on the prose.

@@ -71,9 +71,9 @@ func ReadRun(dir string) (*Run, error) {
 // ReadJSON decodes the JSON file at path into v; its error names the file
 // and wraps fs.ErrNotExist when it is absent.
 func ReadJSON(path string, v any) error {
-	b, err := os.ReadFile(path)
+	b, err := ReadRegular(path)
 	if err != nil {
-		return err // *PathError names the file
+		return err // names the file
 	}
 	if err := json.Unmarshal(b, v); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
@@ -143,7 +143,7 @@ func (ps MetricsProblems) Lost() bool {
 // error is set only when the file cannot be opened or read; the lines read
 // until then are returned with it.
 func ReadMetrics(path string) ([]MetricsLine, MetricsProblems, error) {
-	f, err := os.Open(path)
+	f, err := OpenRegular(path)
 	if err != nil {
 		return nil, nil, err
 	}
