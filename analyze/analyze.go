@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"runtime/debug"
 	"strings"
@@ -215,6 +216,9 @@ func Trace(ctx context.Context, r io.Reader, opts Options) (rep *Report, err err
 	}()
 	tr, err := trace.NewReader(cr)
 	if err != nil {
+		if cerr := ctx.Err(); cerr != nil {
+			return nil, fmt.Errorf("stopped after %d bytes, before the trace's header: %w", cr.n, cerr)
+		}
 		if cr.n == 0 || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 			return nil, fmt.Errorf("%w: empty or too short (%d bytes)", ErrNotTrace, cr.n)
 		}
@@ -292,12 +296,17 @@ func panickedIn(stack []byte, prefix string) bool {
 }
 
 // TraceFile is Trace on a file; path "-" reads standard input.
-// Report.Source is set to path, and errors name it.
+// Report.Source is set to path, and errors name it. A path that is not a
+// regular file (a named pipe, a device) is refused before it is opened: its
+// reads could block past ctx. Pipe such an input to standard input instead.
 func TraceFile(ctx context.Context, path string, opts Options) (*Report, error) {
 	var r io.Reader
 	if path == "-" {
 		r = os.Stdin
 	} else {
+		if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
+			return nil, fmt.Errorf("trace %s: %s, not a regular file: read it from standard input instead (- < %s)", path, fileType(fi.Mode()), path)
+		}
 		f, err := os.Open(path)
 		if err != nil {
 			return nil, fmt.Errorf("trace %s: %w", path, err)
@@ -316,4 +325,19 @@ func TraceFile(ctx context.Context, path string, opts Options) (*Report, error) 
 		return rep, fmt.Errorf("trace %s: %w", path, err)
 	}
 	return rep, nil
+}
+
+// fileType names a non-regular file mode's type for an error.
+func fileType(m fs.FileMode) string {
+	switch t := m.Type(); {
+	case t&fs.ModeNamedPipe != 0:
+		return "a named pipe (FIFO)"
+	case t&(fs.ModeDevice|fs.ModeCharDevice) != 0:
+		return "a device"
+	case t&fs.ModeSocket != 0:
+		return "a socket"
+	case t&fs.ModeDir != 0:
+		return "a directory"
+	}
+	return "a special file"
 }

@@ -114,7 +114,7 @@ func runAnalyze(ctx context.Context, s *stdio, args []string) error {
 	var rep *analyze.Report
 	var err error
 	if path == "-" {
-		rep, err = analyze.Trace(ctx, s.in, opts)
+		rep, err = analyze.Trace(ctx, readWithin(ctx, s.in), opts) // a silent pipe must not outlive a Ctrl-C
 		if rep != nil {
 			rep.Source = "-"
 		}
@@ -168,8 +168,16 @@ func rederiveRun(ctx context.Context, s *stdio, dir string, asJSON bool) error {
 		return usageErr("--rederive wants a run directory, got %q", dir)
 	}
 	d, err := derive.Dir(ctx, dir)
+	if d == nil && ctx.Err() != nil {
+		return withCode(130, fmt.Errorf("interrupted: %s's %s and %s are left as they were", dir, rundir.AnalysisFile, rundir.SummaryFile))
+	}
 	if d == nil {
 		return err
+	}
+	if d.Run.MetricsProblems.Lost() {
+		for _, w := range d.Run.MetricsProblems.Lines(10) {
+			fmt.Fprintf(s.errOut, "schedscope analyze: warning: %s: %s\n", dir, w)
+		}
 	}
 	if asJSON {
 		b, rerr := os.ReadFile(filepath.Join(dir, rundir.AnalysisFile))

@@ -3,12 +3,12 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/schedscope/schedscope/collect/load"
+	"github.com/schedscope/schedscope/internal/rundir"
 	"github.com/schedscope/schedscope/internal/target"
 )
 
@@ -33,9 +33,10 @@ const (
 // bytes (not a device or a pipe, which may not end).
 func readBodyFile(name string) ([]byte, error) { return readRegularFile(name, maxBodyFile) }
 
-// readRegularFile reads name, a regular file of at most limit bytes.
+// readRegularFile reads name, a regular file of at most limit bytes: not a
+// device or a pipe, which may never end (or, opened, never start).
 func readRegularFile(name string, limit int64) ([]byte, error) {
-	f, err := os.Open(name)
+	f, err := rundir.OpenRegular(name)
 	if err != nil {
 		return nil, err
 	}
@@ -43,9 +44,6 @@ func readRegularFile(name string, limit int64) ([]byte, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file", name)
 	}
 	if fi.Size() > limit {
 		return nil, fmt.Errorf("%s: %d bytes: at most %d (%s)", name, fi.Size(), limit, target.FormatBytes(limit))

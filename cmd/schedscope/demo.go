@@ -88,8 +88,12 @@ func demoExit(out *tour.Outcome, err error) error {
 	if err != nil {
 		return err
 	}
-	if out != nil && out.Stopped {
-		return withCode(130, errors.New("stopped early: the run directories above hold what was measured"))
+	if out != nil && (out.Stopped || len(out.Underived) > 0) {
+		msg := "stopped early: the run directories above hold what was measured"
+		for _, dir := range out.Underived {
+			msg += fmt.Sprintf("; derive %s's analysis with 'schedscope analyze --rederive %s'", dir, dir)
+		}
+		return withCode(130, errors.New(msg))
 	}
 	return nil
 }

@@ -44,7 +44,7 @@ func TestLoadBadInput(t *testing.T) {
 		// Bounds, each named in its error.
 		{[]string{"load", "--rate", "10", "http://127.0.0.1:99999/"}, `target URL "http://127.0.0.1:99999/": port 99999: must be in [1, 65535]`},
 		{[]string{"load", "--rate", "10", "--procs", "100000", "http://127.0.0.1:1/"}, "--procs 100000: must be in [0, 1024]"},
-		{[]string{"load", "--rate", "10", "--body", "@/dev/zero", "http://127.0.0.1:1/"}, "--body: /dev/zero: not a regular file"},
+		{[]string{"load", "--rate", "10", "--body", "@/dev/zero", "http://127.0.0.1:1/"}, "--body: /dev/zero: a device, not a regular file"},
 		{[]string{"load", "--users", "1000000", "http://127.0.0.1:1/"}, "users 1000000: must be in [1, 100000]"},
 		{[]string{"load", "--rate", "10", "--max-inflight", "2000000000", "http://127.0.0.1:1/"}, "max in-flight 2000000000: must be in [1, 100000]"},
 		{[]string{"load", "--rate", "2e7", "http://127.0.0.1:1/"}, "at most 10,000,000 req/s"},

@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/schedscope/schedscope/internal/redact"
 )
@@ -67,21 +68,71 @@ func withCode(code int, err error) error {
 	return &exitError{code: code, err: err}
 }
 
+// exitGrace is how long a command may still run after the first SIGINT or
+// SIGTERM before the process exits regardless. Every command ends well
+// within a second of the signal on its own (what was measured is written,
+// slow steps after it are cut or skipped); this catches one that does not.
+const exitGrace = 2 * time.Second
+
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, &stdio{in: os.Stdin, out: os.Stdout, errOut: os.Stderr}, os.Args[1:])
-	stop()
-	os.Exit(code)
+	os.Exit(mainWith(commands(), os.Args[1:]))
+}
+
+// mainWith runs the process: args dispatched to one of cmds, on the
+// process's standard streams, with the signal handling of onSignals. It
+// returns the exit status.
+func mainWith(cmds []command, args []string) int {
+	ctx, cancel := context.WithCancel(context.Background())
+	signals := make(chan os.Signal, 2)
+	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
+	go onSignals(signals, cancel, os.Stderr)
+	code := dispatch(ctx, &stdio{in: os.Stdin, out: os.Stdout, errOut: os.Stderr}, cmds, args)
+	signal.Stop(signals)
+	return code
+}
+
+// onSignals cancels the commands' context at the first SIGINT or SIGTERM,
+// and exits the process with status 130 at the second, or exitGrace after
+// the first, whichever comes first: a command interrupted once writes what
+// it measured and ends; one interrupted twice ends at once. It runs until
+// the process exits.
+func onSignals(signals <-chan os.Signal, cancel context.CancelFunc, errOut io.Writer) {
+	first := <-signals
+	cancel()
+	grace := time.NewTimer(exitGrace)
+	select {
+	case sig := <-signals:
+		fmt.Fprintf(errOut, "schedscope: second %s: exiting at once\n", signalName(sig))
+	case <-grace.C:
+		fmt.Fprintf(errOut, "schedscope: still finishing %v after %s: exiting (what was written is kept)\n", exitGrace, signalName(first))
+	}
+	os.Exit(130)
+}
+
+// signalName is SIGINT or SIGTERM.
+func signalName(sig os.Signal) string {
+	if sig == os.Interrupt {
+		return "SIGINT"
+	}
+	if sig == syscall.SIGTERM {
+		return "SIGTERM"
+	}
+	return sig.String()
 }
 
 // run dispatches args to a subcommand and maps its error to an exit code.
-// It is the only place that prints an error.
 func run(ctx context.Context, s *stdio, args []string) int {
+	return dispatch(ctx, s, commands(), args)
+}
+
+// dispatch dispatches args to one of cmds and maps its error to an exit
+// code. It is the only place that prints an error.
+func dispatch(ctx context.Context, s *stdio, cmds []command, args []string) int {
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		usage(s.out)
 		return 0
 	}
-	for _, c := range commands() {
+	for _, c := range cmds {
 		if c.name != args[0] {
 			continue
 		}

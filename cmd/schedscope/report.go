@@ -53,6 +53,9 @@ func runReport(ctx context.Context, s *stdio, args []string) error {
 		if err != nil {
 			return err
 		}
+		for _, w := range r.Warnings() {
+			fmt.Fprintf(s.errOut, "schedscope report: warning: %s: %s\n", dir, w)
+		}
 		files = r.Files
 	}
 	for _, f := range files {

@@ -144,46 +144,69 @@ func runPlain(ctx context.Context, s *stdio, cfg collect.Config) error {
 		return usageErr("%v", err)
 	}
 	fmt.Fprintf(s.out, "schedscope run: writing %s\n", cfg.Out)
-	out, d, err := runAndDerive(ctx, r)
-	return finishRun(s, out, d, err)
+	out, d, cut, err := runAndDerive(ctx, r, derive.InterruptedBudget)
+	return finishRun(s, out, d, cut, err)
 }
 
+// interruptedWithin is how soon after an interruption `schedscope run`
+// ends: the derivation after an interrupted run gets what is left of it
+// (at most derive.InterruptedBudget), after the run has written what it
+// measured.
+const interruptedWithin = 900 * time.Millisecond
+
 // runAndDerive runs r, then derives analysis.json and summary.txt from the
-// run directory it wrote, even after an interruption (bounded on its own).
-func runAndDerive(ctx context.Context, r *collect.Runner) (*collect.Outcome, *derive.Derived, error) {
-	out, err := r.Run(ctx)
+// run directory it wrote (derive.AfterRun: after an interruption within what
+// is left of interruptedWithin, capped at budget; a signal during the
+// derivation cuts it). cut: the derivation was cut and wrote nothing; the
+// directory holds what was measured, and `schedscope analyze --rederive
+// DIR` derives it later.
+func runAndDerive(ctx context.Context, r *collect.Runner, budget time.Duration) (out *collect.Outcome, d *derive.Derived, cut bool, err error) {
+	interrupted := make(chan time.Time, 1)
+	stop := context.AfterFunc(ctx, func() { interrupted <- time.Now() })
+	defer stop()
+	out, err = r.Run(ctx)
 	if out == nil {
-		return nil, nil, err
+		return nil, nil, false, err
 	}
-	fin, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
-	defer cancel()
-	d, derr := derive.Dir(fin, out.Dir)
+	if ctx.Err() != nil {
+		at := <-interrupted // AfterFunc runs once ctx is done
+		budget = min(budget, time.Until(at.Add(interruptedWithin)))
+	}
+	d, cut, derr := derive.AfterRun(ctx, out.Dir, budget)
 	if d != nil {
 		out.Manifest = d.Run.Manifest
 	}
-	return out, d, errors.Join(err, derr)
+	return out, d, cut, errors.Join(err, derr)
 }
 
 // finishRun prints the summary and maps an interrupted run to exit 130.
-func finishRun(s *stdio, out *collect.Outcome, d *derive.Derived, err error) error {
+func finishRun(s *stdio, out *collect.Outcome, d *derive.Derived, cut bool, err error) error {
 	if d != nil {
 		fmt.Fprintf(s.out, "\n%s", d.Summary)
 	}
 	if out != nil {
 		fmt.Fprintf(s.out, "\nrun directory: %s (%s)\n", out.Dir, out.Manifest.Status)
 	}
-	return runExit(out, err)
+	return runExit(out, cut, err)
 }
 
 // runExit maps a run's outcome onto the exit status: err when there is one,
-// else 130 when the run was interrupted (its directory holds what was
-// measured until then).
-func runExit(out *collect.Outcome, err error) error {
+// else 130 when the run or its derivation was interrupted (its directory
+// holds what was measured until then; cut: analysis.json and summary.txt
+// are left to `schedscope analyze --rederive`).
+func runExit(out *collect.Outcome, cut bool, err error) error {
 	if err != nil {
 		return err
 	}
+	finish := ""
+	if cut {
+		finish = fmt.Sprintf("; its analysis was not derived: run 'schedscope analyze --rederive %s'", out.Dir)
+	}
 	if out.Manifest.Status == rundir.StatusInterrupted {
-		return withCode(130, fmt.Errorf("interrupted (%s): %s holds what was measured until then", out.Manifest.Reason, out.Dir))
+		return withCode(130, fmt.Errorf("interrupted (%s): %s holds what was measured until then%s", out.Manifest.Reason, out.Dir, finish))
+	}
+	if cut {
+		return withCode(130, fmt.Errorf("interrupted while deriving the analysis: %s holds the whole run%s", out.Dir, finish))
 	}
 	return nil
 }
@@ -228,8 +251,10 @@ func runWithDashboard(ctx context.Context, s *stdio, cfg collect.Config) error {
 		})
 		return err
 	}
+	var cut bool // written by produce, read after withView has waited for it
 	out, err := withView(ctx, frames, dashboard, r.Stop, func(ctx context.Context) (*collect.Outcome, error) {
-		out, d, err := runAndDerive(ctx, r)
+		out, d, c, err := runAndDerive(ctx, r, derive.InterruptedBudget)
+		cut = c
 		if out != nil {
 			frames.send(tui.Frame{Title: title, End: feed.RunSummary(out, d)})
 		}
@@ -239,5 +264,5 @@ func runWithDashboard(ctx context.Context, s *stdio, cfg collect.Config) error {
 		return err
 	}
 	fmt.Fprintf(s.out, "run directory: %s (%s)\n", out.Dir, out.Manifest.Status)
-	return runExit(out, err)
+	return runExit(out, cut, err)
 }

@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/schedscope/schedscope/internal/collect"
 	"github.com/schedscope/schedscope/internal/rundir"
 )
 
@@ -62,5 +64,33 @@ func TestRunUnreachableTarget(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(out, rundir.ManifestFile))
 	if err != nil || !strings.Contains(string(b), `"status": "interrupted"`) {
 		t.Errorf("manifest: %v %s", err, b)
+	}
+}
+
+// An interruption exits 130 and says where the measurements are; when it
+// cut the derivation, also how to finish it.
+func TestRunExit(t *testing.T) {
+	out := func(status string) *collect.Outcome {
+		return &collect.Outcome{Dir: "d", Manifest: rundir.Manifest{Status: status, Reason: "interrupted (Ctrl-C or SIGTERM)"}}
+	}
+	for _, tc := range []struct {
+		out  *collect.Outcome
+		cut  bool
+		code int
+		want string
+	}{
+		{out(rundir.StatusComplete), false, 0, ""},
+		{out(rundir.StatusInterrupted), false, 130, "interrupted (interrupted (Ctrl-C or SIGTERM)): d holds what was measured until then"},
+		{out(rundir.StatusInterrupted), true, 130, "d holds what was measured until then; its analysis was not derived: run 'schedscope analyze --rederive d'"},
+		{out(rundir.StatusComplete), true, 130, "interrupted while deriving the analysis: d holds the whole run; its analysis was not derived: run 'schedscope analyze --rederive d'"},
+	} {
+		err := runExit(tc.out, tc.cut, nil)
+		var ee *exitError
+		switch {
+		case tc.code == 0 && err != nil:
+			t.Errorf("%s cut %v: %v", tc.out.Manifest.Status, tc.cut, err)
+		case tc.code != 0 && (!errors.As(err, &ee) || ee.code != tc.code || !strings.HasSuffix(err.Error(), tc.want)):
+			t.Errorf("%s cut %v: %v; want exit %d and %q", tc.out.Manifest.Status, tc.cut, err, tc.code, tc.want)
+		}
 	}
 }

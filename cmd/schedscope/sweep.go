@@ -106,21 +106,27 @@ func runSweep(ctx context.Context, s *stdio, args []string) error {
 		if cfg.Dir == "" {
 			cfg.Dir = filepath.Join("runs", "sweep-"+time.Now().Format("20060102-150405"))
 		}
+		if err := sweep.CheckNewDir(cfg.Dir); err != nil {
+			return usageErr("--out: %v", err)
+		}
 	}
 	fmt.Fprintf(s.errOut, "sweep directory: %s\n", cfg.Dir)
-	var stopped bool
+	var (
+		swept   *rundir.Sweep
+		stopped bool
+	)
 	if !*noTUI && tui.IsTerminal(s.out) {
-		stopped, err = sweepInView(ctx, s, cfg)
+		swept, stopped, err = sweepInView(ctx, s, cfg)
 	} else {
 		cfg.Progress = sweep.PlainProgress(s.errOut)
-		_, err = sweep.Run(ctx, cfg)
+		swept, err = sweep.Run(ctx, cfg)
 		stopped = ctx.Err() != nil
 	}
 	if err != nil && stopped {
 		err = fmt.Errorf("interrupted; finished steps are kept: continue with 'schedscope sweep --resume %s'", cfg.Dir)
 	}
-	if noReport {
-		return err
+	if noReport || swept == nil {
+		return err // nothing was swept into cfg.Dir: a report already there stays as it was
 	}
 	rep, rerr := report.WriteSweep(cfg.Dir, "")
 	if rerr != nil {
@@ -136,7 +142,7 @@ func runSweep(ctx context.Context, s *stdio, args []string) error {
 // sweepInView runs the sweep behind the TUI's sweep view (a bar per step, the
 // table filling in). q in the view stops the sweep, keeping finished steps;
 // stopped reports whether the sweep was stopped before its end.
-func sweepInView(ctx context.Context, s *stdio, cfg sweep.Config) (stopped bool, err error) {
+func sweepInView(ctx context.Context, s *stdio, cfg sweep.Config) (swept *rundir.Sweep, stopped bool, err error) {
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	// A finished step's row and the end must reach the view; a tick it has
@@ -148,10 +154,10 @@ func sweepInView(ctx context.Context, s *stdio, cfg sweep.Config) (stopped bool,
 		_, err := tui.RunSweep(ctx, tui.Terminal{In: s.in, Out: s.out}, evs, stop)
 		return err
 	}
-	_, err = withView(runCtx, events, view, stop, func(ctx context.Context) (*rundir.Sweep, error) {
+	swept, err = withView(runCtx, events, view, stop, func(ctx context.Context) (*rundir.Sweep, error) {
 		return sweep.Run(ctx, cfg)
 	})
-	return runCtx.Err() != nil, err
+	return swept, runCtx.Err() != nil, err
 }
 
 // useFixture fills cfg's target from the --fixture shorthand.

@@ -24,8 +24,11 @@ const (
 	// endMargin is how long before the last steady phase's end the end
 	// profiles are taken, so they fall inside it.
 	endMargin = 200 * time.Millisecond
-	// finishTimeout bounds the captures taken after the load ended.
-	finishTimeout = 20 * time.Second
+	// finishTimeout bounds the captures taken after the load ended;
+	// interruptedFinishTimeout after an interruption, when the command
+	// must end within a second (a slow target loses its end profiles).
+	finishTimeout            = 20 * time.Second
+	interruptedFinishTimeout = 400 * time.Millisecond
 )
 
 // captureLoop is the capturer: it waits for the last steady phase, then
@@ -318,7 +321,11 @@ func (st *runState) finishCaptures(ctx context.Context) {
 	if st.client.Source() == rundir.SourceNone {
 		return
 	}
-	fin, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
+	bound := finishTimeout
+	if ctx.Err() != nil {
+		bound = interruptedFinishTimeout
+	}
+	fin, cancel := context.WithTimeout(context.WithoutCancel(ctx), bound)
 	defer cancel()
 	st.takeProfiles(fin, rundir.EndProfiles(), &st.caps.profEnd)
 	if st.r.cfg.SnapshotWhen != "" && st.caps.trace.Mode == "" {

@@ -136,6 +136,9 @@ func NewRunner(cfg Config) (*Runner, error) {
 	if cfg.Out == "" {
 		return nil, errors.New("run: no output directory")
 	}
+	if err := rundir.CheckNewRunDir(cfg.Out); err != nil {
+		return nil, err // before anything is written: never into a directory of another kind
+	}
 	if cfg.Load.Progress != nil || cfg.Load.Interval != nil {
 		return nil, errors.New("run: Load.Progress and Load.Interval are set by the run; use Config.Live")
 	}

@@ -461,7 +461,7 @@ func TestKilledTarget(t *testing.T) {
 	// Its cgroup's limit and throttling counters, where this machine has a
 	// CPU controller to read (the target runs in the test's own cgroup).
 	if want, err := target.ReadCgroup(os.Getpid()); err == nil {
-		lines, err := rundir.ReadMetrics(filepath.Join(out.Dir, rundir.MetricsFile))
+		lines, _, err := rundir.ReadMetrics(filepath.Join(out.Dir, rundir.MetricsFile))
 		if err != nil || len(lines) == 0 {
 			t.Fatalf("metrics.jsonl: %d lines, %v", len(lines), err)
 		}

@@ -13,8 +13,8 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/google/pprof/profile"
 
@@ -34,7 +34,9 @@ type Derived struct {
 // directory dir, writes both (replacing earlier ones) and records them in
 // its manifest. A run cut short derives what its files hold. The error
 // joins every file that could not be written; what could be derived is
-// returned with it.
+// returned with it. When ctx ends before the derivation does (a long trace
+// and a Ctrl-C), Dir writes nothing, so earlier files stay as they were,
+// and returns a nil Derived with an error wrapping ctx's.
 func Dir(ctx context.Context, dir string) (*Derived, error) {
 	w, err := rundir.Open(dir)
 	if err != nil {
@@ -45,6 +47,9 @@ func Dir(ctx context.Context, dir string) (*Derived, error) {
 		return nil, err
 	}
 	an := Trace(ctx, run)
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("%s: derivation stopped, nothing written: %w", dir, err)
+	}
 	var errs []error
 	if err := w.WriteJSON(rundir.AnalysisFile, an); err != nil {
 		errs = append(errs, err)
@@ -71,6 +76,9 @@ func Trace(ctx context.Context, run *rundir.Run) *rundir.Analysis {
 	an.Profiles = summarizeProfiles(run)
 	traceFindings := analyzeTrace(ctx, run, an)
 	an.Phases = derivePhases(run.Result, run.Lines)
+	if ps := run.MetricsProblems; len(ps) > 0 {
+		an.MetricsProblems, an.MetricsSkipped = ps[:min(len(ps), rundir.MaxRecordedProblems)], len(ps)
+	}
 	an.Findings = append(findings(an.Phases, an.Profiles, run.Result), traceFindings...)
 	return an
 }
@@ -88,7 +96,7 @@ func summarizeProfiles(run *rundir.Run) []rundir.ProfileSummary {
 		if !ok {
 			return nil, e, false
 		}
-		b, err := os.ReadFile(filepath.Join(run.Dir, e.Name))
+		b, err := rundir.ReadRegular(filepath.Join(run.Dir, e.Name))
 		if err != nil {
 			return nil, e, false
 		}
@@ -150,7 +158,7 @@ func analyzeTrace(ctx context.Context, run *rundir.Run, an *rundir.Analysis) []r
 // directory (in the report's Source and in errors), so the analysis does
 // not depend on where the directory lies: a copy derives the same bytes.
 func analyzeRunTrace(ctx context.Context, dir string) (*analyze.Report, error) {
-	f, err := os.Open(filepath.Join(dir, rundir.TraceFile))
+	f, err := rundir.OpenRegular(filepath.Join(dir, rundir.TraceFile))
 	if err != nil {
 		return nil, err
 	}
@@ -167,4 +175,35 @@ func analyzeRunTrace(ctx context.Context, dir string) (*analyze.Report, error) {
 		return rep, fmt.Errorf("trace %s: %w", rundir.TraceFile, err)
 	}
 	return rep, nil
+}
+
+const (
+	// Timeout bounds AfterRun's derivation (a long trace).
+	Timeout = 2 * time.Minute
+	// InterruptedBudget is what AfterRun is usually given after an
+	// interrupted run: what was measured is on disk already, and a command
+	// ends within a second of the signal. A longer derivation is left to
+	// `schedscope analyze --rederive DIR`.
+	InterruptedBudget = 500 * time.Millisecond
+)
+
+// AfterRun derives the run directory dir right after the run that wrote it
+// ended, bounded by Timeout; when ctx has already ended (the run was
+// interrupted) it is bounded by budget instead, and a cancellation of ctx
+// during the derivation stops it. cut reports a derivation stopped by an
+// interruption: nothing was written, d is nil and err is nil; the run's
+// files are whole and Dir derives them later. Otherwise it returns what Dir
+// returns.
+func AfterRun(ctx context.Context, dir string, budget time.Duration) (d *Derived, cut bool, err error) {
+	parent, bound := ctx, Timeout
+	if ctx.Err() != nil {
+		parent, bound = context.WithoutCancel(ctx), budget
+	}
+	fin, cancel := context.WithTimeout(parent, bound)
+	defer cancel()
+	d, err = Dir(fin, dir)
+	if d == nil && fin.Err() != nil && ctx.Err() != nil {
+		return nil, true, nil
+	}
+	return d, false, err
 }

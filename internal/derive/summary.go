@@ -49,6 +49,18 @@ func writeSummary(w io.Writer, m *rundir.Manifest, res *load.Result, an *rundir.
 		p("\n")
 	}
 
+	if an != nil && an.MetricsSkipped > 0 {
+		p("== %s: lines skipped\n", rundir.MetricsFile)
+		shown := an.MetricsProblems[:min(len(an.MetricsProblems), summaryTop)]
+		for _, pr := range shown {
+			p("- %s\n", pr)
+		}
+		if n := an.MetricsSkipped - len(shown); n > 0 {
+			p("- %d more lines skipped\n", n)
+		}
+		p("\n")
+	}
+
 	if an != nil && len(an.Phases) > 0 {
 		p("== target during the steady phases (metrics.jsonl)\n")
 		tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)

@@ -51,6 +51,9 @@ func WriteComparison(dirs []string, outDir string) (*Comparison, error) {
 			lines = append(lines, labeledLevel{fmt.Sprintf("%s, GOMAXPROCS %d", label(r), l.GOMAXPROCS), l})
 		}
 	}
+	if err := checkOutDir(outDir, dirs...); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(outDir, 0o755); err != nil {
 		return nil, fmt.Errorf("report directory: %w", err)
 	}

@@ -16,6 +16,20 @@ import (
 	"github.com/schedscope/schedscope/internal/rundir"
 )
 
+// maxProblemLines is how many skipped metrics.jsonl lines a report lists
+// one by one (Warnings too); one more line counts the rest.
+const maxProblemLines = 10
+
+// Warnings are the lines a command prints about r's data: one per
+// metrics.jsonl line skipped (the first maxProblemLines, then a count). A
+// last line cut by a killed run is not a warning: the report notes it.
+func (r *RunReport) Warnings() []string {
+	if !r.MetricsProblems.Lost() {
+		return nil
+	}
+	return r.MetricsProblems.Lines(maxProblemLines)
+}
+
 // Plot file names of a run report.
 const (
 	LatencyPlot    = "latency.png"
@@ -28,6 +42,9 @@ type RunReport struct {
 	Manifest rundir.Manifest
 	Result   *load.Result
 	Points   []rundir.MetricsLine
+	// MetricsProblems are metrics.jsonl's lines that were skipped, where
+	// and why; the report says so, and the plots use Points alone.
+	MetricsProblems rundir.MetricsProblems
 	// Files are the paths written, report first.
 	Files []string
 }
@@ -35,6 +52,8 @@ type RunReport struct {
 // WriteRun reads the run directory dir and writes report.md, latency.png and
 // goroutines.png into outDir (dir itself when outDir is ""). A run without
 // metrics.jsonl gets the tables without the plots over time.
+// An outDir of another kind (a run or sweep directory, other files) is
+// refused before anything is written.
 func WriteRun(dir, outDir string) (*RunReport, error) {
 	run, err := rundir.ReadRun(dir)
 	if err != nil {
@@ -43,9 +62,12 @@ func WriteRun(dir, outDir string) (*RunReport, error) {
 		}
 		return nil, err
 	}
-	r := &RunReport{Dir: dir, Manifest: run.Manifest, Result: run.Result, Points: run.Lines}
+	r := &RunReport{Dir: dir, Manifest: run.Manifest, Result: run.Result, Points: run.Lines, MetricsProblems: run.MetricsProblems}
 	if outDir == "" {
 		outDir = dir
+	}
+	if err := checkOutDir(outDir, dir); err != nil {
+		return nil, err
 	}
 	if err := os.MkdirAll(outDir, 0o755); err != nil {
 		return nil, fmt.Errorf("report directory: %w", err)
@@ -119,6 +141,17 @@ func RenderRun(w io.Writer, r *RunReport, latencyPNG, goroutinesPNG string) erro
 			for _, v := range p.Verdicts {
 				md.f("- %s: %s\n", p.Name, v)
 			}
+		}
+		md.f("\n")
+	}
+	if ps := r.MetricsProblems; len(ps) > 0 {
+		if ps.Lost() {
+			md.f("> **%s: %d lines skipped**; the figures over time come from its %d good lines:\n", rundir.MetricsFile, len(ps), len(r.Points))
+		} else {
+			md.f("> The run ended mid-write; the figures over time come from the %d whole lines of %s:\n", len(r.Points), rundir.MetricsFile)
+		}
+		for _, line := range ps.Lines(maxProblemLines) {
+			md.f("> - %s\n", line)
 		}
 		md.f("\n")
 	}

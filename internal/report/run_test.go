@@ -40,6 +40,9 @@ func TestWriteRun(t *testing.T) {
 	if len(r.Points) != 20 || len(r.Files) != 3 {
 		t.Fatalf("points %d files %v: want 20 points (the truncated line dropped) and 3 files", len(r.Points), r.Files)
 	}
+	if w := r.Warnings(); len(w) != 0 {
+		t.Errorf("a last line cut by a kill is normal, not a warning: %q", w)
+	}
 	b, err := os.ReadFile(r.Files[0])
 	if err != nil {
 		t.Fatal(err)
@@ -50,6 +53,7 @@ func TestWriteRun(t *testing.T) {
 		"> **Run interrupted** (SIGINT)",
 		"| 200 req/s | 200 | 10s | 158 | 900.0 | 2100.0 | 2200.0 | 2300.0 | 0 | 3 | over-capacity |",
 		"![goroutines and threads over time](goroutines.png)",
+		"> The run ended mid-write; the figures over time come from the 20 whole lines of metrics.jsonl:\n> - metrics.jsonl line 21: cut short",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q\n%s", want, md)
@@ -58,4 +62,55 @@ func TestWriteRun(t *testing.T) {
 	if _, err := WriteRun(t.TempDir(), ""); err == nil || !strings.Contains(err.Error(), "neither a sweep directory") {
 		t.Errorf("empty dir: err = %v", err)
 	}
+}
+
+// A corrupt metrics.jsonl is reported line by line: where, why, and the
+// good lines after a bad one still make the plots.
+func TestWriteRunCorruptMetrics(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		lines      []string
+		wantPoints int
+		warnings   []string
+	}{
+		{"corrupt and over-long lines", []string{okLine(0), "{garbage", okLine(1), strings.Repeat("x", rundir.MaxMetricsLine+1), okLine(2)}, 3,
+			[]string{"metrics.jsonl line 2 skipped: not a metrics line: ", "metrics.jsonl line 4 skipped: longer than 16 MB"}},
+		{"garbage only", []string{"\x00\x01\x02", "not json either"}, 0,
+			[]string{"metrics.jsonl line 1 skipped: ", "metrics.jsonl line 2 skipped: "}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeFile(t, filepath.Join(dir, rundir.ManifestFile), map[string]any{"status": "complete"})
+			if err := os.WriteFile(filepath.Join(dir, rundir.MetricsFile), []byte(strings.Join(tc.lines, "\n")+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			r, err := WriteRun(dir, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(r.Points) != tc.wantPoints {
+				t.Errorf("%d points, want %d", len(r.Points), tc.wantPoints)
+			}
+			w := r.Warnings()
+			if len(w) != len(tc.warnings) {
+				t.Fatalf("warnings %q, want %d", w, len(tc.warnings))
+			}
+			for i, want := range tc.warnings {
+				if !strings.HasPrefix(w[i], want) || strings.Contains(w[i], "\n") {
+					t.Errorf("warning %q, want one line starting %q", w[i], want)
+				}
+			}
+			md, err := os.ReadFile(filepath.Join(dir, ReportFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := fmt.Sprintf("> **metrics.jsonl: %d lines skipped**", len(tc.warnings)); !strings.Contains(string(md), want) {
+				t.Errorf("report.md lacks %q:\n%s", want, md)
+			}
+		})
+	}
+}
+
+func okLine(i int) string {
+	return fmt.Sprintf(`{"t_s":%d,"load":{"kind":"steady","p50_ms":5,"p99_ms":9},"target":{"goroutines":10,"threads":5}}`, i)
 }

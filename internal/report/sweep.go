@@ -106,7 +106,9 @@ func AnalyzeSweep(dir string) (*SweepReport, error) {
 
 // WriteSweep analyzes the sweep directory dir and writes report.md,
 // throughput.png and p99.png into outDir (dir itself when outDir is ""). An
-// unfinished sweep is reported with what it has, and says so.
+// unfinished sweep is reported with what it has, and says so. An outDir of
+// another kind (a run or sweep directory, other files) is refused before
+// anything is written.
 func WriteSweep(dir, outDir string) (*SweepReport, error) {
 	r, err := AnalyzeSweep(dir)
 	if err != nil {
@@ -114,6 +116,9 @@ func WriteSweep(dir, outDir string) (*SweepReport, error) {
 	}
 	if outDir == "" {
 		outDir = dir
+	}
+	if err := checkOutDir(outDir, dir); err != nil {
+		return nil, err
 	}
 	if err := os.MkdirAll(outDir, 0o755); err != nil {
 		return nil, fmt.Errorf("report directory: %w", err)

@@ -27,7 +27,16 @@ type Analysis struct {
 	Phases []PhaseFigures `json:"phases"`
 	// Findings are the conclusions, most important first.
 	Findings []Finding `json:"findings"`
+	// MetricsProblems are the first MaxRecordedProblems lines of
+	// metrics.jsonl that were skipped (ReadMetrics), MetricsSkipped how many
+	// were skipped in all; the phases' figures come from the other lines.
+	MetricsProblems MetricsProblems `json:"metrics_problems,omitempty"`
+	MetricsSkipped  int             `json:"metrics_skipped,omitempty"`
 }
+
+// MaxRecordedProblems is how many skipped metrics.jsonl lines analysis.json
+// lists one by one.
+const MaxRecordedProblems = 20
 
 // AnalysisSchema is the version of analysis.json's layout: 2 typed the
 // finding kinds (KindSchedLatency and KindPinned were both "trace").

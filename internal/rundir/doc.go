@@ -17,6 +17,11 @@
 // append lines with single writes, so a reader never sees half a document
 // and a killed run leaves whole lines. Readers (ReadRun, ReadSweep,
 // ReadMetrics, FindTrace) are the only code that reads these files.
+// DirKindOf tells the kinds of directory apart, so no command writes into a
+// directory of another kind (CheckNewRunDir).
+//
+// Readers read regular files only (OpenRegular), so a named pipe never
+// blocks them.
 //
 // Kind is the one taxonomy of conclusions (findings, ceilings, live notes,
 // the load generator's verdicts, a sweep's limits): code selects on it,

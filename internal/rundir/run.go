@@ -54,11 +54,12 @@ type Writer struct {
 	manifest Manifest
 }
 
-// Create creates the run directory dir (it must not exist, or be empty)
-// and returns its Writer. Nothing is written until the first call.
+// Create creates the run directory dir (it must not exist, or be empty:
+// CheckNewRunDir) and returns its Writer. Nothing is written until the
+// first call.
 func Create(dir string) (*Writer, error) {
-	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
-		return nil, fmt.Errorf("run directory %s: exists and is not empty", dir)
+	if err := CheckNewRunDir(dir); err != nil {
+		return nil, err
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("run directory %s: %w", dir, err)

@@ -210,7 +210,7 @@ func (s *Sweep) Remaining() []StepKey {
 func ReadSweep(dir string) (*Sweep, error) {
 	var s Sweep
 	s.Dir = dir
-	b, err := os.ReadFile(filepath.Join(dir, SweepFile))
+	b, err := ReadRegular(filepath.Join(dir, SweepFile))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("%s: not a sweep directory (no %s)", dir, SweepFile)
@@ -237,7 +237,7 @@ func ReadSweep(dir string) (*Sweep, error) {
 			continue
 		}
 		path := filepath.Join(dir, StepsDir, e.Name())
-		b, err := os.ReadFile(path)
+		b, err := ReadRegular(path)
 		if err != nil {
 			return nil, fmt.Errorf("sweep step: %w", err)
 		}

@@ -243,12 +243,8 @@ func Run(ctx context.Context, cfg Config) (*rundir.Sweep, error) {
 		if plan, err = NewPlan(cfg); err != nil {
 			return nil, err
 		}
-		// A directory whose sweep failed before its first step may be
-		// reused; one with finished steps must be resumed.
-		if prev, err := rundir.ReadSweep(cfg.Dir); err == nil && len(prev.Steps) > 0 {
-			return nil, fmt.Errorf("%s already holds a sweep with %d finished steps: use --resume %s, or another --out", cfg.Dir, len(prev.Steps), cfg.Dir)
-		} else if _, serr := os.Stat(filepath.Join(cfg.Dir, rundir.SweepFile)); serr == nil && err != nil {
-			return nil, fmt.Errorf("%s holds an unreadable sweep (%v): choose another --out", cfg.Dir, err)
+		if err := CheckNewDir(cfg.Dir); err != nil {
+			return nil, err
 		}
 	}
 	for _, d := range []string{cfg.Dir, filepath.Join(cfg.Dir, rundir.StepsDir), filepath.Join(cfg.Dir, rundir.LogsDir)} {
@@ -306,6 +302,36 @@ func restoreSecrets(plan *rundir.SweepPlan, cfg Config) error {
 		return fmt.Errorf("%s's target was recorded with its secrets redacted and cannot be started again: start a new sweep, with the secrets in the environment or a file rather than the command line", rundir.SweepFile)
 	}
 	return nil
+}
+
+// CheckNewDir returns nil when a new sweep may be written into dir: nothing
+// is there, an empty directory, or a sweep directory whose sweep failed
+// before its first step. Its error says what else dir is: a sweep with
+// finished steps (resume it), a run directory, or a directory holding other
+// files; Run never writes into those.
+func CheckNewDir(dir string) error {
+	kind, err := rundir.DirKindOf(dir)
+	if err != nil {
+		return fmt.Errorf("sweep directory %s: %w", dir, err)
+	}
+	switch kind {
+	case rundir.DirAbsent, rundir.DirEmpty:
+		return nil
+	case rundir.DirSweep:
+		prev, err := rundir.ReadSweep(dir)
+		if err != nil {
+			return fmt.Errorf("%s holds an unreadable sweep (%v): choose another --out", dir, err)
+		}
+		if len(prev.Steps) > 0 {
+			return fmt.Errorf("%s already holds a sweep with %d finished steps: use --resume %s, or another --out", dir, len(prev.Steps), dir)
+		}
+		return nil
+	case rundir.DirOther:
+		return fmt.Errorf("%s holds other files (%s): choose a new or empty --out", dir, rundir.SomeEntries(dir))
+	case rundir.NotDir:
+		return fmt.Errorf("%s exists and is not a directory: choose another --out", dir)
+	}
+	return fmt.Errorf("%s is %s: choose a new or empty --out", dir, kind)
 }
 
 // NewPlan validates cfg (everything except Loader and Dir) and returns the

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -50,8 +51,8 @@ func readUsage(proc string, pid int) (Usage, error) {
 }
 
 // groupUsage sums the usage of every process in the process group pgid (a
-// started target and what its shell started).
-func groupUsage(proc string, pgid int) (Usage, error) {
+// started target and what its shell started) but skip (0: none).
+func groupUsage(proc string, pgid, skip int) (Usage, error) {
 	entries, err := os.ReadDir(proc)
 	if err != nil {
 		return Usage{}, fmt.Errorf("usage of process group %d: %w", pgid, err)
@@ -60,6 +61,9 @@ func groupUsage(proc string, pgid int) (Usage, error) {
 	found := false
 	for _, e := range entries {
 		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		if e.Name() == strconv.Itoa(skip) {
 			continue
 		}
 		dir := filepath.Join(proc, e.Name())
@@ -78,6 +82,26 @@ func groupUsage(proc string, pgid int) (Usage, error) {
 		return Usage{}, fmt.Errorf("usage of process group %d: no live process", pgid)
 	}
 	return u, nil
+}
+
+// groupAlive reports whether a process of the process group pgid is still
+// running (zombies do not count: they wait only to be reaped). Without a
+// readable /proc it asks the kernel, zombies included.
+func groupAlive(proc string, pgid int) bool {
+	entries, err := os.ReadDir(proc)
+	if err != nil {
+		return syscall.Kill(-pgid, 0) == nil
+	}
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		st, err := readStat(filepath.Join(proc, e.Name(), "stat"))
+		if err == nil && st.pgrp == pgid && st.state != "Z" && st.state != "X" {
+			return true
+		}
+	}
+	return false
 }
 
 // procStat is what this package takes from /proc/PID/stat.

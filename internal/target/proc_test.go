@@ -48,11 +48,11 @@ func TestGroupUsage(t *testing.T) {
 	writeProc(t, dir, 11, "11 (srv) S 10 10 10 0 -1 0 0 0 0 0 200 100 0 0 20 0 9 0 100 0 0 0\n", 4096)
 	writeProc(t, dir, 12, "12 (other) S 1 12 12 0 -1 0 0 0 0 0 900 0 0 0 20 0 3 0 100 0 0 0\n", 8192)
 	os.MkdirAll(filepath.Join(dir, "self"), 0o755) // not a process number: skipped
-	u, err := groupUsage(dir, 10)
+	u, err := groupUsage(dir, 10, 0)
 	if err != nil || u.CPU != 4*time.Second || u.Threads != 10 || u.RSS != 5<<20 || u.PeakRSS != 10<<20 {
 		t.Errorf("group 10: %+v, %v; want 4s CPU, 10 threads, 5 MiB, peak 10 MiB", u, err)
 	}
-	if _, err := groupUsage(dir, 99); err == nil {
+	if _, err := groupUsage(dir, 99, 0); err == nil {
 		t.Error("an empty group read without error")
 	}
 }

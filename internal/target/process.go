@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,7 +20,8 @@ import (
 
 // Spec describes how to start one target process.
 type Spec struct {
-	// Command is a shell command line, run with `sh -c`. Used when Argv is empty.
+	// Command is a shell command line, run with `sh -c` under a guard shell
+	// (see Start). Used when Argv is empty.
 	Command string
 	// Argv, when set, is run directly (argv[0] is the program).
 	Argv []string
@@ -38,24 +40,48 @@ type Spec struct {
 type Process struct {
 	cmd  *exec.Cmd
 	pgid int
-	tail *tailBuffer
-	done chan struct{} // closed when the process has exited
-	err  error         // the exit status, valid after done is closed
+	// guard is the guard shell's pid (Spec.Command), which Usage leaves
+	// out; 0 when the target was started directly (Spec.Argv).
+	guard int
+	tail  *tailBuffer
+	done  chan struct{} // closed when the process has exited
+	err   error         // the exit status, valid after done is closed
 }
 
 // stopGrace is how long Stop waits after SIGTERM before SIGKILL.
 const stopGrace = 5 * time.Second
 
-// Start starts s in its own process group, with GOMAXPROCS in its environment
-// and pinned with taskset when s.CPUs is set. The process is not tied to a
-// context: the caller must call Stop. An error means no process is running.
+// guardScript runs the command line "$1" in a child shell and waits for
+// it. Start has the kernel send the guard SIGHUP when schedscope dies
+// (Pdeathsig, Linux), and the guard then kills its whole process group:
+// the target and everything it started. A Pdeathsig on the shell alone
+// would not do: it covers only the process it is set on, not the shell's
+// children (sh -c does not exec its last command in dash). The signal
+// interrupts `wait` at once (POSIX), where a foreground child would
+// hold the trap until it exited.
+const guardScript = `trap 'kill -KILL 0' HUP; sh -c "$1" & wait $!`
+
+// Start starts s in its own process group, with GOMAXPROCS in its
+// environment and pinned with taskset when s.CPUs is set. The process is
+// not tied to a context: the caller must call Stop. An error means no
+// process is running.
+//
+// The target dies with schedscope, even when schedscope is killed with
+// SIGKILL (Linux): a Spec.Argv target gets SIGKILL from the kernel when
+// its parent dies (Pdeathsig; taskset execs it, so it keeps it), and a
+// Spec.Command runs under a guard shell that then kills the process group
+// (guardScript). Pdeathsig fires when the thread that started the child
+// exits (golang/go#27505), so that thread stays locked to a goroutine
+// until the process has exited.
 func Start(s Spec) (*Process, error) {
 	var argv []string
+	guarded := false
 	switch {
 	case len(s.Argv) > 0:
 		argv = append(argv, s.Argv...)
 	case strings.TrimSpace(s.Command) != "":
-		argv = []string{"sh", "-c", s.Command}
+		argv = []string{"sh", "-c", guardScript, "sh", s.Command}
+		guarded = true
 	default:
 		return nil, errors.New("target: no command")
 	}
@@ -73,15 +99,35 @@ func Start(s Spec) (*Process, error) {
 		out = io.MultiWriter(tail, s.Log)
 	}
 	cmd.Stdout, cmd.Stderr = out, out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("target %q: %w", strings.Join(redact.Args(argv), " "), err)
+	death := syscall.SIGKILL
+	if guarded {
+		death = syscall.SIGHUP // the guard's trap kills the group
 	}
-	p := &Process{cmd: cmd, pgid: cmd.Process.Pid, tail: tail, done: make(chan struct{})}
+	cmd.SysProcAttr = procAttr(death)
+	p := &Process{cmd: cmd, tail: tail, done: make(chan struct{})}
+	started := make(chan error, 1)
 	go func() {
+		runtime.LockOSThread() // never unlocked before the child is reaped: see Start
+		defer runtime.UnlockOSThread()
+		if err := cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
 		p.err = cmd.Wait()
 		close(p.done)
 	}()
+	if err := <-started; err != nil {
+		shown := argv
+		if guarded {
+			shown = []string{"sh", "-c", s.Command}
+		}
+		return nil, fmt.Errorf("target %q: %w", strings.Join(redact.Args(shown), " "), err)
+	}
+	p.pgid = cmd.Process.Pid
+	if guarded {
+		p.guard = cmd.Process.Pid
+	}
 	return p, nil
 }
 
@@ -98,10 +144,11 @@ func (p *Process) Exited() (bool, error) {
 	}
 }
 
-// Usage reads the process group's CPU time, RSS and threads from /proc. It
-// returns an error when /proc is unreadable (not Linux) or the group is gone.
+// Usage reads the process group's CPU time, RSS and threads from /proc,
+// leaving out the guard shell. It returns an error when /proc is unreadable
+// (not Linux) or the group is gone.
 func (p *Process) Usage() (Usage, error) {
-	return groupUsage(procRoot, p.pgid)
+	return groupUsage(procRoot, p.pgid, p.guard)
 }
 
 // exitError describes how the process ended, with its last output line.
@@ -116,25 +163,35 @@ func (p *Process) exitError() error {
 	return fmt.Errorf("target %s before answering", status)
 }
 
-// Stop sends SIGTERM to the process group, waits up to 5 s, then sends
-// SIGKILL, and waits for the process to be reaped. It returns an error only
-// when the process had to be killed; a process that exits on SIGTERM with
-// any status is a clean stop.
+// Stop sends SIGTERM to the process group, waits up to 5 s for every
+// process in it to exit (the started process is reaped; what it started
+// may outlive it), then sends SIGKILL to what is left. It returns an error
+// only when something had to be killed; a process that exits on SIGTERM
+// with any status is a clean stop.
 func (p *Process) Stop() error {
-	if exited, _ := p.Exited(); exited {
+	if exited, _ := p.Exited(); exited && !groupAlive(procRoot, p.pgid) {
 		return nil
 	}
 	_ = syscall.Kill(-p.pgid, syscall.SIGTERM)
-	t := time.NewTimer(stopGrace)
-	defer t.Stop()
-	select {
-	case <-p.done:
-		return nil
-	case <-t.C:
+	deadline := time.NewTimer(stopGrace)
+	defer deadline.Stop()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	done := p.done
+	for {
+		if exited, _ := p.Exited(); exited && !groupAlive(procRoot, p.pgid) {
+			return nil
+		}
+		select {
+		case <-deadline.C:
+			_ = syscall.Kill(-p.pgid, syscall.SIGKILL)
+			<-p.done
+			return fmt.Errorf("target pid %d ignored SIGTERM for %v and was killed", p.PID(), stopGrace)
+		case <-done:
+			done = nil // reaped; what it started is polled on the ticks
+		case <-tick.C:
+		}
 	}
-	_ = syscall.Kill(-p.pgid, syscall.SIGKILL)
-	<-p.done
-	return fmt.Errorf("target pid %d ignored SIGTERM for %v and was killed", p.PID(), stopGrace)
 }
 
 // ErrNotFound is wrapped by WaitReady when the URL answers 404.

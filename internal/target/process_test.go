@@ -16,6 +16,9 @@ import (
 
 // The test binary doubles as the target process (see targettest).
 func TestMain(m *testing.M) {
+	if startAndHang() {
+		return
+	}
 	if targettest.Serve() {
 		return
 	}

@@ -142,6 +142,9 @@ type Outcome struct {
 	Summary tui.Summary
 	// Stopped is true when the tour was stopped or interrupted early.
 	Stopped bool
+	// Underived are the run directories whose analysis an interruption
+	// left underived: `schedscope analyze --rederive DIR` derives it.
+	Underived []string
 }
 
 // Runner runs the guided tour once. Stop and TakeTrace may be called from
@@ -205,7 +208,7 @@ func (t *Runner) Run(ctx context.Context, live func(tui.Frame)) (*Outcome, error
 			break
 		}
 		var last time.Duration
-		res, dir, err := t.runModel(ctx, model, func(l collect.Live) {
+		res, dir, underived, err := t.runModel(ctx, model, func(l collect.Live) {
 			last = max(last, l.At)
 			live(FrameFromLive(cfg, model, i, offset, l))
 		})
@@ -214,6 +217,9 @@ func (t *Runner) Run(ctx context.Context, live func(tui.Frame)) (*Outcome, error
 			out.Models = append(out.Models, model)
 			out.Results = append(out.Results, res)
 			out.RunDirs = append(out.RunDirs, dir)
+		}
+		if underived {
+			out.Underived = append(out.Underived, dir)
 		}
 		if err != nil {
 			runErr = err
@@ -230,16 +236,18 @@ func (t *Runner) Run(ctx context.Context, live func(tui.Frame)) (*Outcome, error
 }
 
 // runModel starts the fixture in model with the agent and records one run.
-func (t *Runner) runModel(ctx context.Context, model fixtures.Model, live func(collect.Live)) (*load.Result, string, error) {
+// underived: an interruption left the run's analysis underived
+// (derive.AfterRun).
+func (t *Runner) runModel(ctx context.Context, model fixtures.Model, live func(collect.Live)) (res *load.Result, dir string, underived bool, err error) {
 	cfg := t.cfg
 	fa, err := fixtureagent.New(agent.Options{})
 	if err != nil {
-		return nil, "", err
+		return nil, "", false, err
 	}
 	defer fa.Close()
 	srv, err := fixtureagent.Start(ctx, cfg.fixtureConfig(model), fa)
 	if err != nil {
-		return nil, "", fmt.Errorf("starting the %s fixture: %w", model, err)
+		return nil, "", false, fmt.Errorf("starting the %s fixture: %w", model, err)
 	}
 	defer func() {
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -247,7 +255,7 @@ func (t *Runner) runModel(ctx context.Context, model fixtures.Model, live func(c
 		_ = srv.Shutdown(sctx) // the figures are measured and saved already
 	}()
 
-	dir := filepath.Join(cfg.Dir, cfg.Name+"-"+string(model))
+	dir = filepath.Join(cfg.Dir, cfg.Name+"-"+string(model))
 	r, err := collect.NewRunner(collect.Config{
 		Load:     cfg.loadConfig(srv.URL()),
 		Out:      dir,
@@ -256,7 +264,7 @@ func (t *Runner) runModel(ctx context.Context, model fixtures.Model, live func(c
 		Args:     []string{"schedscope", "demo", "--model", string(model)},
 	})
 	if err != nil {
-		return nil, "", fmt.Errorf("%s run: %w", model, err)
+		return nil, "", false, fmt.Errorf("%s run: %w", model, err)
 	}
 	t.mu.Lock()
 	t.cur = r
@@ -270,17 +278,14 @@ func (t *Runner) runModel(ctx context.Context, model fixtures.Model, live func(c
 	t.cur = nil
 	t.mu.Unlock()
 	if o == nil {
-		return nil, "", fmt.Errorf("%s run: %w", model, err)
+		return nil, "", false, fmt.Errorf("%s run: %w", model, err)
 	}
-	fin, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
-	defer cancel()
-	if _, derr := derive.Dir(fin, o.Dir); derr != nil {
-		err = errors.Join(err, derr)
-	}
+	_, underived, derr := derive.AfterRun(ctx, o.Dir, derive.InterruptedBudget)
+	err = errors.Join(err, derr)
 	if err != nil {
-		return o.Result, o.Dir, fmt.Errorf("%s run: %w", model, err)
+		return o.Result, o.Dir, underived, fmt.Errorf("%s run: %w", model, err)
 	}
-	return o.Result, o.Dir, nil
+	return o.Result, o.Dir, underived, nil
 }
 
 // FrameFromLive maps one live snapshot of the tour's run number step (0:
