@@ -266,6 +266,12 @@ func TestProfiles(t *testing.T) {
 	if code != 200 || !bytes.HasPrefix(body, []byte{0x1f, 0x8b}) {
 		t.Errorf("fgprof: %d, %d bytes, not gzip", code, len(body))
 	}
+	// A window shorter than fgprof's 10 ms period takes no sample; fgprof
+	// then panics, which must come back as an error, not a dropped connection.
+	code, body = do(t, "GET", base+"/fgprof?seconds=0.000001", "")
+	if code != http.StatusInternalServerError || !bytes.Contains(body, []byte("no sample")) {
+		t.Errorf("fgprof of 1 us: %d %s, want 500 no sample", code, body)
+	}
 }
 
 func TestSleepProbe(t *testing.T) {
