@@ -103,10 +103,12 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// analyzer holds every accumulator of one Analyze call.
+// analyzer holds every accumulator of one analysis, and the decoder that
+// turns trace events into the records they read.
 type analyzer struct {
 	opts   Options
-	stacks *stackTable
+	dec    *decoder   // events to records; interns stacks
+	stacks stackInfos // every stack the decoder interned, by id
 	gidx   *goIndex
 	compat *compatAcc
 	gor    *goAcc
@@ -120,46 +122,55 @@ type analyzer struct {
 
 func newAnalyzer(opts Options) *analyzer {
 	opts = opts.withDefaults()
-	a := &analyzer{opts: opts, stacks: newStackTable(), gidx: newGoIndex(), procs: newProcAcc()}
+	a := &analyzer{opts: opts, dec: newDecoder(), gidx: newGoIndex(), procs: newProcAcc()}
 	a.compat = newCompatAcc(a.gidx)
-	a.gor = newGoAcc(&a.opts, a.stacks, a.gidx)
+	a.gor = newGoAcc(&a.opts, &a.stacks, a.gidx)
 	return a
 }
 
-// Event feeds one event to every accumulator.
+// Event decodes one event and feeds it to every accumulator.
 func (a *analyzer) Event(ev *trace.Event) {
+	a.clock(ev.Time(), ev.Thread())
+	var r record
+	a.dec.decode(ev, &r)
+	if len(a.dec.stacks.fresh) > 0 {
+		a.stacks = a.dec.stacks.takeNew(a.stacks)
+	}
+	a.apply(&r)
+}
+
+// clock notes every event's time and thread, before it is decoded (so an
+// event the reader cannot decode still counts, as far as it was read).
+func (a *analyzer) clock(t trace.Time, th trace.ThreadID) {
 	a.events++
 	if !a.seen {
-		a.first, a.seen = ev.Time(), true
+		a.first, a.seen = t, true
 	}
-	a.last = ev.Time()
-	t := ev.Time()
+	a.last = t
 	a.gor.clock(t)
-	a.procs.clock(t, ev.Thread())
-	switch ev.Kind() {
-	case trace.EventSync:
+	a.procs.clock(t, th)
+}
+
+// apply feeds one decoded event to the accumulators that want it.
+func (a *analyzer) apply(r *record) {
+	switch r.kind {
+	case recSync:
 		a.generations++
-		a.stacks.newGeneration()
-	case trace.EventStateTransition:
-		st := ev.StateTransition()
-		switch st.Resource.Kind {
-		case trace.ResourceGoroutine:
-			id := st.Resource.Goroutine()
-			from, to := st.Goroutine()
-			slot, fresh := a.gidx.get(id)
-			a.compat.transition(t, &st, from, to, slot, fresh)
-			a.gor.transition(ev, &st, from, to, slot, fresh)
-			if to == trace.GoNotExist {
-				a.gidx.release(id, slot)
-			}
-		case trace.ResourceProc:
-			a.procs.procTransition(t, &st)
-			a.gor.procTransition(ev, &st)
+	case recGo:
+		id := trace.GoID(r.id)
+		slot, fresh := a.gidx.get(id)
+		a.compat.transition(r, slot, fresh)
+		a.gor.transition(r, slot, fresh)
+		if trace.GoState(r.to) == trace.GoNotExist {
+			a.gidx.release(id, slot)
 		}
-	case trace.EventLog:
-		a.gor.log(ev)
-	case trace.EventMetric, trace.EventRangeBegin, trace.EventRangeActive, trace.EventRangeEnd:
-		a.procs.Event(ev)
+	case recProc:
+		a.procs.procTransition(r)
+		a.gor.procTransition(r)
+	case recSleepLog, recLockLog:
+		a.gor.log(r)
+	case recGOMAXPROCS, recRangeBegin, recRangeActive, recRangeEnd:
+		a.procs.event(r)
 	}
 }
 
@@ -191,28 +202,46 @@ func (a *analyzer) Result() *Report {
 // part-way returns the Report of what came before and a *TruncatedError.
 // When ctx is cancelled, Trace stops and returns the Report so far with
 // ctx's error. Trace is safe to call concurrently on different inputs.
-func Trace(ctx context.Context, r io.Reader, opts Options) (rep *Report, err error) {
+//
+// Trace reads on the calling goroutine and analyzes on one goroutine of
+// its own (unless GOMAXPROCS is 1), which has ended when Trace returns.
+func Trace(ctx context.Context, r io.Reader, opts Options) (*Report, error) {
+	return analyzeTrace(ctx, r, opts, false)
+}
+
+// analyzeTrace is Trace; inline analyzes on the calling goroutine too.
+func analyzeTrace(ctx context.Context, r io.Reader, opts Options, inline bool) (rep *Report, err error) {
 	cr := &countingReader{r: r, total: opts.Size, progress: opts.Progress}
-	var a *analyzer
-	var validBytes int64
+	var (
+		a          *analyzer
+		p          *pipeline
+		b          *batch // being filled
+		events     int64  // read so far
+		validBytes int64  // read when the last Sync was
+	)
 	// golang.org/x/exp/trace can panic on corrupt input (an index out of
 	// range in its tables, found by FuzzAnalyze): turn that into the
-	// damaged-trace error, keeping what came before.
+	// damaged-trace error, keeping what came before. (The analysis
+	// recovers its own panics: pipeline.analyze.)
 	defer func() {
-		p := recover()
-		if p == nil {
+		v := recover()
+		if v == nil {
 			return
 		}
 		stack := debug.Stack()
-		perr := fmt.Errorf("trace reader failed on corrupt data: %v", p)
+		perr := fmt.Errorf("trace reader failed on corrupt data: %v", v)
 		if !panickedIn(stack, "golang.org/x/exp/trace.") {
-			perr = fmt.Errorf("%w: %v\n%s", errAnalyzerBug, p, stack)
+			perr = fmt.Errorf("%w: %v\n%s", errAnalyzerBug, v, stack)
 		}
-		if a == nil || a.events == 0 {
+		if a == nil || p == nil {
 			rep, err = nil, fmt.Errorf("%w: %w", ErrNotTrace, perr)
 			return
 		}
-		rep, err = a.damaged(cr, validBytes, opts.Size, perr)
+		if aerr := p.finish(b); aerr != nil {
+			rep, err = a.broken(p.read, p.valid, opts.Size, aerr)
+			return
+		}
+		rep, err = a.broken(cr.n, validBytes, opts.Size, perr)
 	}()
 	tr, err := trace.NewReader(cr)
 	if err != nil {
@@ -225,9 +254,14 @@ func Trace(ctx context.Context, r io.Reader, opts Options) (rep *Report, err err
 		return nil, fmt.Errorf("%w: %v", ErrNotTrace, err)
 	}
 	a = newAnalyzer(opts)
+	p = startPipeline(a, inline)
+	b = p.next()
 	for {
-		if a.events&4095 == 0 {
+		if events&4095 == 0 {
 			if cerr := ctx.Err(); cerr != nil {
+				if aerr := p.finish(b); aerr != nil {
+					return a.broken(p.read, p.valid, opts.Size, aerr)
+				}
 				rep = a.Result()
 				rep.Bytes = cr.n
 				return rep, fmt.Errorf("analysis stopped after %d events: %w", a.events, cerr)
@@ -238,15 +272,28 @@ func Trace(ctx context.Context, r io.Reader, opts Options) (rep *Report, err err
 			break
 		}
 		if err != nil {
+			if aerr := p.finish(b); aerr != nil {
+				return a.broken(p.read, p.valid, opts.Size, aerr)
+			}
 			if a.events == 0 {
 				return nil, fmt.Errorf("%w: damaged before its first complete generation: %v", ErrNotTrace, err)
 			}
-			return a.damaged(cr, validBytes, opts.Size, err)
+			return a.damaged(cr.n, validBytes, opts.Size, err)
 		}
 		if ev.Kind() == trace.EventSync {
 			validBytes = cr.n
 		}
-		a.Event(&ev)
+		events++
+		b.events = append(b.events, ev)
+		b.read = append(b.read, cr.n)
+		if len(b.events) == batchLen {
+			if b = p.send(b); b == nil { // the analysis stopped
+				return a.broken(p.read, p.valid, opts.Size, p.finish(nil))
+			}
+		}
+	}
+	if aerr := p.finish(b); aerr != nil {
+		return a.broken(p.read, p.valid, opts.Size, aerr)
 	}
 	if a.events <= int64(a.generations) {
 		return nil, fmt.Errorf("%w: no events", ErrNotTrace)
@@ -259,12 +306,24 @@ func Trace(ctx context.Context, r io.Reader, opts Options) (rep *Report, err err
 	return rep, nil
 }
 
-// damaged returns the partial report of a trace that broke off.
-func (a *analyzer) damaged(cr *countingReader, validBytes, size int64, err error) (*Report, error) {
+// broken returns what Trace returns when the analysis stopped on err (a
+// panic): the damaged report, or ErrNotTrace when no event was analyzed.
+// read and valid are the bytes read when the analysis took its last event
+// and its last Sync.
+func (a *analyzer) broken(read, valid, size int64, err error) (*Report, error) {
+	if a.events == 0 {
+		return nil, fmt.Errorf("%w: %w", ErrNotTrace, err)
+	}
+	return a.damaged(read, valid, size, err)
+}
+
+// damaged returns the partial report of a trace that broke off after read
+// bytes; validBytes had been read when the last complete generation began.
+func (a *analyzer) damaged(read, validBytes, size int64, err error) (*Report, error) {
 	rep := a.Result()
 	rep.Generations = a.generations // no final Sync: every one seen was complete
-	rep.Bytes = cr.n
-	total := max(size, cr.n)
+	rep.Bytes = read
+	total := max(size, read)
 	loss := Loss{Error: err.Error(), ValidBytes: validBytes, TotalBytes: total, Generations: rep.Generations}
 	if total > 0 {
 		loss.LostPct = 100 * float64(total-validBytes) / float64(total)

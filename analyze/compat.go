@@ -2,7 +2,6 @@ package analyze
 
 import (
 	"math/bits"
-	"strings"
 
 	"golang.org/x/exp/trace"
 )
@@ -54,19 +53,19 @@ func newCompatAcc(idx *goIndex) *compatAcc {
 }
 
 // compatKindOf returns the profile that tracks a goroutine entering state
-// to for reason, if any (cmd/trace/pprof.go: computePprofSched, -Syscall,
-// -Block and -IO).
-func compatKindOf(to trace.GoState, reason string) (compatKind, bool) {
+// to with wait categories wait (waitFlags of the reason), if any
+// (cmd/trace/pprof.go: computePprofSched, -Syscall, -Block and -IO).
+func compatKindOf(to trace.GoState, wait uint8) (compatKind, bool) {
 	switch to {
 	case trace.GoRunnable:
 		return compatSched, true
 	case trace.GoSyscall:
 		return compatSyscall, true
 	case trace.GoWaiting:
-		if reason == "network" {
+		if wait&waitNet != 0 {
 			return compatNet, true
 		}
-		if strings.Contains(reason, "chan") || strings.Contains(reason, "sync") || strings.Contains(reason, "select") {
+		if wait&waitSync != 0 {
 			return compatSync, true
 		}
 	}
@@ -83,9 +82,11 @@ func compatState(k compatKind) trace.GoState {
 	return trace.GoWaiting
 }
 
-// transition feeds one goroutine state transition at time t; i is the
-// goroutine's goIndex slot, fresh when just assigned.
-func (a *compatAcc) transition(t trace.Time, st *trace.StateTransition, from, to trace.GoState, i int32, fresh bool) {
+// transition feeds one goroutine state transition; i is the goroutine's
+// goIndex slot, fresh when just assigned.
+func (a *compatAcc) transition(r *record, i int32, fresh bool) {
+	t := r.t
+	from, to := trace.GoState(r.from), trace.GoState(r.to)
 	a.gs = grow(a.gs, i)
 	g := &a.gs[i]
 	if fresh {
@@ -101,7 +102,7 @@ func (a *compatAcc) transition(t trace.Time, st *trace.StateTransition, from, to
 			g.started, g.startT = true, t
 			g.pending = [numCompat]Totals{} // they closed at or before t: no overlap
 		}
-		if to == trace.GoNotExist || (to == trace.GoWaiting && st.Reason == "forever") {
+		if to == trace.GoNotExist || (to == trace.GoWaiting && r.flags&waitForever != 0) {
 			g.endT = t
 		}
 	}
@@ -132,7 +133,7 @@ func (a *compatAcc) transition(t trace.Time, st *trace.StateTransition, from, to
 		}
 	}
 	// Open one for the new state, unless one of that kind is open.
-	if k, ok := compatKindOf(to, st.Reason); ok && g.tracked&(1<<k) == 0 {
+	if k, ok := compatKindOf(to, r.flags); ok && g.tracked&(1<<k) == 0 {
 		g.tracked |= 1 << k
 		g.open[k] = t
 	}
@@ -157,7 +158,10 @@ func (a *compatAcc) settle(g *compatG) {
 // Result returns the totals of each profile, in compatKind order.
 func (a *compatAcc) Result() [numCompat]Totals {
 	tot := a.tot
-	for _, i := range a.idx.slot {
+	for i, id := range a.idx.ids {
+		if id == trace.NoGoroutine {
+			continue
+		}
 		g := a.gs[i]
 		if g.started {
 			continue

@@ -18,11 +18,14 @@
 // turns "locked>0" or "sched.p99>=5ms" into a test on a Report, for gates in
 // CI.
 //
-// Analysis streams: one pass over golang.org/x/exp/trace's Reader feeds
-// each accumulator's Event method, and Result builds the Report. Memory
-// grows with the number of live goroutines and distinct stacks, never with
-// the number of events: a trace of gigabytes need not fit in memory.
-// Options.Progress reports how far a long read has got.
+// Analysis streams: one pass over golang.org/x/exp/trace's Reader, on the
+// calling goroutine, hands batches of events to a goroutine of the
+// analysis's own that feeds them to every accumulator, so that on two cores
+// the analysis costs little more wall time than the reading (the batches
+// are analyzed inline when GOMAXPROCS is 1). Memory grows with the number of
+// live goroutines and distinct stacks, never with the number of events: a
+// trace of gigabytes need not fit in memory. Options.Progress reports how
+// far a long read has got.
 //
 // Bad input: a file that is not a trace returns an error wrapping
 // ErrNotTrace. A trace that breaks off or is corrupt part-way returns the

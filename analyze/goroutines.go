@@ -3,7 +3,6 @@ package analyze
 import (
 	"cmp"
 	"slices"
-	"strconv"
 	"strings"
 
 	"golang.org/x/exp/trace"
@@ -167,7 +166,7 @@ type pState struct {
 // and the timeline. Not safe for concurrent use.
 type goAcc struct {
 	opts   *Options
-	stacks *stackTable
+	stacks *stackInfos
 
 	idx *goIndex
 	gs  []gState // by goIndex slot
@@ -192,7 +191,7 @@ type goAcc struct {
 	sysPLost int64
 	cgoTot   Totals
 
-	threadIdx map[trace.ThreadID]int32
+	threadIdx *threadIndex
 	threads   []threadState
 	ps        []pState // by ProcID
 	lastTh    trace.ThreadID
@@ -224,7 +223,7 @@ type goAcc struct {
 	lastT trace.Time
 }
 
-func newGoAcc(opts *Options, stacks *stackTable, idx *goIndex) *goAcc {
+func newGoAcc(opts *Options, stacks *stackInfos, idx *goIndex) *goAcc {
 	a := &goAcc{
 		opts:        opts,
 		stacks:      stacks,
@@ -233,7 +232,7 @@ func newGoAcc(opts *Options, stacks *stackTable, idx *goIndex) *goAcc {
 		groupOf:     make(map[stackID]int32),
 		sleepByPC:   make(map[uint64]int32),
 		blockSiteBy: make(map[blockSiteKey]int32),
-		threadIdx:   make(map[trace.ThreadID]int32),
+		threadIdx:   newThreadIndex(),
 		lastTh:      trace.NoThread,
 		handoff:     make(map[int32]*hist),
 		lockedBy:    make(map[int32]*lockedAcc),
@@ -270,45 +269,39 @@ func (a *goAcc) clock(t trace.Time) {
 	a.lastT = t
 }
 
-// log handles a Log event: schedscope's sleep annotation.
-func (a *goAcc) log(ev *trace.Event) {
-	l := ev.Log()
-	switch l.Category {
-	case SleepLogCategory:
-		n, err := strconv.ParseInt(strings.TrimSpace(l.Message), 10, 64)
-		if err != nil || n <= 0 {
-			return
+// log handles schedscope's annotations: a sleep's requested duration
+// (recSleepLog) and LockOSThread (recLockLog).
+func (a *goAcc) log(r *record) {
+	i, ok := a.lookup(trace.GoID(r.id))
+	if !ok {
+		return
+	}
+	g := &a.gs[i]
+	if r.kind == recSleepLog {
+		g.sleepReq = r.arg
+		return
+	}
+	switch r.sub {
+	case lockOpLock:
+		if !g.annLocked {
+			a.resetLock(i, g) // an inferred period ends here
+			g.annLocked = true
+			g.lockThread = r.thread
 		}
-		if i, ok := a.lookup(ev.Goroutine()); ok {
-			a.gs[i].sleepReq = n
-		}
-	case LockLogCategory:
-		i, ok := a.lookup(ev.Goroutine())
-		if !ok {
-			return
-		}
-		g := &a.gs[i]
-		switch strings.TrimSpace(l.Message) {
-		case "lock":
-			if !g.annLocked {
-				a.resetLock(i, g) // an inferred period ends here
-				g.annLocked = true
-				g.lockThread = ev.Thread()
-			}
-		case "unlock":
-			if g.annLocked {
-				a.resetLock(i, g) // commits the annotated period
-				g.annLocked = false
-			}
+	case lockOpUnlock:
+		if g.annLocked {
+			a.resetLock(i, g) // commits the annotated period
+			g.annLocked = false
 		}
 	}
 }
 
 // transition handles a goroutine state transition; i is the goroutine's
 // goIndex slot, fresh when just assigned.
-func (a *goAcc) transition(ev *trace.Event, st *trace.StateTransition, from, to trace.GoState, i int32, fresh bool) {
-	id := st.Resource.Goroutine()
-	t := ev.Time()
+func (a *goAcc) transition(r *record, i int32, fresh bool) {
+	id := trace.GoID(r.id)
+	t := r.t
+	from, to := trace.GoState(r.from), trace.GoState(r.to)
 	a.gs = grow(a.gs, i)
 	if fresh {
 		a.gs[i] = gState{id: id, state: trace.GoNotExist, blockSit: -1, sleepSite: -1, lockThread: trace.NoThread, sysThread: trace.NoThread}
@@ -317,11 +310,9 @@ func (a *goAcc) transition(ev *trace.Event, st *trace.StateTransition, from, to 
 		return // a status event in a later generation: nothing new
 	}
 	g := &a.gs[i]
-	if g.group == 0 && st.Stack != trace.NoStack {
-		if s := a.stacks.intern(st.Stack); s != 0 {
-			g.group = a.groupFor(s)
-			a.groups[g.group].goroutines++
-		}
+	if g.group == 0 && r.stack != 0 {
+		g.group = a.groupFor(r.stack)
+		a.groups[g.group].goroutines++
 	}
 	gr := &a.groups[g.group]
 
@@ -345,7 +336,7 @@ func (a *goAcc) transition(ev *trace.Event, st *trace.StateTransition, from, to 
 	case trace.GoRunnable:
 		a.runnable--
 		if to == trace.GoRunning {
-			a.started(i, g, ev, t)
+			a.started(i, g, r.thread, t)
 			g = &a.gs[i]
 		}
 	case trace.GoWaiting:
@@ -362,18 +353,14 @@ func (a *goAcc) transition(ev *trace.Event, st *trace.StateTransition, from, to 
 	switch to {
 	case trace.GoRunnable:
 		a.runnable++
-		g.wakeThread = ev.Thread()
+		g.wakeThread = r.thread
 		switch from {
 		case trace.GoNotExist:
 			g.cause = causeCreation
 		case trace.GoUndetermined:
 			g.cause = causeUnknown
 		case trace.GoRunning:
-			if st.Reason == "runtime.Gosched" {
-				g.cause = causeGosched
-			} else {
-				g.cause = causePreempted
-			}
+			g.cause = cause(r.sub) // gosched or preempted
 		case trace.GoSyscall:
 			g.cause = causeSyscall
 		case trace.GoWaiting:
@@ -382,13 +369,13 @@ func (a *goAcc) transition(ev *trace.Event, st *trace.StateTransition, from, to 
 	case trace.GoRunning:
 		a.running++
 	case trace.GoWaiting:
-		g.cause = blockCause(st.Reason)
+		g.cause = cause(r.sub)
 		g.blockAt = t
-		g.blockThread = ev.Thread()
+		g.blockThread = r.thread
 		g.blockSit = -1
 		g.blockStk = 0
 		if from == trace.GoRunning {
-			a.blocked(g, ev, t)
+			a.blocked(g, r.stack, t)
 		} else if g.sleepReq != 0 {
 			g.sleepReq = 0
 		}
@@ -396,14 +383,10 @@ func (a *goAcc) transition(ev *trace.Event, st *trace.StateTransition, from, to 
 		a.sys++
 		g.sysOpen = true
 		g.sysAt = t
-		g.sysThread = ev.Thread()
-		g.sysStack = 0
+		g.sysThread = r.thread
 		g.sysEarly = from != trace.GoRunning
-		if from == trace.GoRunning {
-			g.sysStack = a.stacks.intern(ev.Stack())
-		} else if st.Stack != trace.NoStack {
-			g.sysStack = a.stacks.intern(st.Stack) // a status event's stack: the goroutine's own
-		}
+		// The syscall's stack, or a status event's: the goroutine's own.
+		g.sysStack = r.stack
 	case trace.GoNotExist:
 		a.ended++
 		a.alive--
@@ -422,8 +405,7 @@ func (a *goAcc) transition(ev *trace.Event, st *trace.StateTransition, from, to 
 
 // started handles Runnable -> Running: scheduling latency and the
 // locked-thread inference.
-func (a *goAcc) started(i int32, g *gState, ev *trace.Event, t trace.Time) {
-	th := ev.Thread()
+func (a *goAcc) started(i int32, g *gState, th trace.ThreadID, t trace.Time) {
 	lat := int64(t - g.since)
 	gr := &a.groups[g.group]
 	if g.sinceOK {
@@ -503,22 +485,22 @@ func (a *goAcc) started(i int32, g *gState, ev *trace.Event, t trace.Time) {
 // A locked goroutine is run by the thread that picked it handing its P to
 // the locked thread (runtime.startlockedm): the P stops on one thread and
 // starts on the locked one right before the goroutine runs there.
-func (a *goAcc) procTransition(ev *trace.Event, st *trace.StateTransition) {
-	id := st.Resource.Proc()
+func (a *goAcc) procTransition(r *record) {
+	id := trace.ProcID(r.id)
 	if id < 0 || id >= maxProcs {
 		return
 	}
 	for int(id) >= len(a.ps) {
 		a.ps = append(a.ps, pState{stopTh: trace.NoThread})
 	}
-	from, to := st.Proc()
+	from, to := trace.ProcState(r.from), trace.ProcState(r.to)
 	p := &a.ps[id]
 	switch {
 	case from == trace.ProcRunning && to != trace.ProcRunning:
-		p.stopTh, p.stopT = ev.Thread(), ev.Time()
-	case from != trace.ProcRunning && to == trace.ProcRunning && ev.Thread() != trace.NoThread:
-		ts := a.thread(ev.Thread())
-		ts.pStartT, ts.pPrevStopTh, ts.pPrevStopT = ev.Time(), p.stopTh, p.stopT
+		p.stopTh, p.stopT = r.thread, r.t
+	case from != trace.ProcRunning && to == trace.ProcRunning && r.thread != trace.NoThread:
+		ts := a.thread(r.thread)
+		ts.pStartT, ts.pPrevStopTh, ts.pPrevStopT = r.t, p.stopTh, p.stopT
 	}
 }
 
@@ -527,7 +509,7 @@ func (a *goAcc) procTransition(ev *trace.Event, st *trace.StateTransition) {
 // thread sleeps with it), or entered a syscall after waking g. Then another
 // thread taking the P and running g is no hand-off into a locked thread.
 func (a *goAcc) wakerGaveUpItsP(g *gState) bool {
-	wi, ok := a.threadIdx[g.wakeThread]
+	wi, ok := a.threadIdx.lookup(g.wakeThread)
 	if !ok {
 		return false
 	}
@@ -546,11 +528,9 @@ func (a *goAcc) thread(th trace.ThreadID) *threadState {
 	if th == a.lastTh {
 		return &a.threads[a.lastTi]
 	}
-	ti, ok := a.threadIdx[th]
-	if !ok {
-		ti = int32(len(a.threads))
+	ti, fresh := a.threadIdx.index(th)
+	if fresh {
 		a.threads = append(a.threads, threadState{lastG: trace.NoGoroutine})
-		a.threadIdx[th] = ti
 	}
 	a.lastTh, a.lastTi = th, ti
 	return &a.threads[ti]
@@ -654,8 +634,7 @@ func (a *goAcc) lockedSpan(g *gState, end trace.Time, truncated bool) PinnedEven
 }
 
 // blocked handles Running -> Waiting.
-func (a *goAcc) blocked(g *gState, ev *trace.Event, t trace.Time) {
-	s := a.stacks.intern(ev.Stack())
+func (a *goAcc) blocked(g *gState, s stackID, t trace.Time) {
 	g.blockStk = s
 	g.blockSit = a.blockSite(g.cause, s)
 	if g.cause != causeSleep {
@@ -839,14 +818,20 @@ func (a *goAcc) finishGoroutine(i int32, end trace.Time, ended bool) {
 
 // finish settles the goroutines still alive at end.
 func (a *goAcc) finish() {
-	ids := make([]trace.GoID, 0, len(a.idx.slot))
-	for id := range a.idx.slot {
-		ids = append(ids, id)
+	type live struct {
+		id   trace.GoID
+		slot int32
 	}
-	slices.Sort(ids)
-	for _, id := range ids {
-		if i := a.idx.slot[id]; int(i) < len(a.gs) {
-			a.finishGoroutine(i, a.lastT, false)
+	var alive []live
+	for slot, id := range a.idx.ids {
+		if id != trace.NoGoroutine {
+			alive = append(alive, live{id, int32(slot)})
+		}
+	}
+	slices.SortFunc(alive, func(x, y live) int { return cmp.Compare(x.id, y.id) })
+	for _, l := range alive {
+		if int(l.slot) < len(a.gs) {
+			a.finishGoroutine(l.slot, a.lastT, false)
 		}
 	}
 }

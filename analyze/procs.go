@@ -3,7 +3,6 @@ package analyze
 import (
 	"cmp"
 	"slices"
-	"strings"
 
 	"golang.org/x/exp/trace"
 )
@@ -16,8 +15,9 @@ type procState struct {
 }
 
 type rangeKey struct {
-	kind uint8 // 0 GC mark, 1 STW, 2 assist
-	res  trace.ResourceID
+	kind      uint8 // rangeGCMark, rangeSTW, rangeAssist
+	scopeKind uint8 // the scope's trace.ResourceKind
+	scope     int64 // the scope's goroutine, P or thread
 }
 
 // procAcc follows Ps, GOMAXPROCS, threads seen, GC and stop-the-world
@@ -26,7 +26,7 @@ type procAcc struct {
 	procs      []procState // by ProcID (Ps are numbered from 0)
 	gomaxprocs int64
 	changes    []GOMAXPROCSChange
-	threads    map[trace.ThreadID]struct{}
+	threads    *threadIndex
 	lastThread trace.ThreadID
 	ranges     map[rangeKey]trace.Time
 	gc         GCReport
@@ -36,7 +36,7 @@ type procAcc struct {
 
 func newProcAcc() *procAcc {
 	return &procAcc{
-		threads:    make(map[trace.ThreadID]struct{}),
+		threads:    newThreadIndex(),
 		ranges:     make(map[rangeKey]trace.Time),
 		lastThread: trace.NoThread,
 	}
@@ -54,17 +54,17 @@ func (a *procAcc) clock(t trace.Time, th trace.ThreadID) {
 	a.lastT = t
 	if th != a.lastThread && th != trace.NoThread {
 		a.lastThread = th
-		a.threads[th] = struct{}{}
+		a.threads.index(th)
 	}
 }
 
 // procTransition handles a P state transition.
-func (a *procAcc) procTransition(t trace.Time, st *trace.StateTransition) {
-	id := st.Resource.Proc()
+func (a *procAcc) procTransition(r *record) {
+	id, t := trace.ProcID(r.id), r.t
 	if id < 0 || id >= maxProcs {
 		return
 	}
-	_, to := st.Proc()
+	to := trace.ProcState(r.to)
 	for int(id) >= len(a.procs) {
 		a.procs = append(a.procs, procState{})
 	}
@@ -78,41 +78,25 @@ func (a *procAcc) procTransition(t trace.Time, st *trace.StateTransition) {
 	}
 }
 
-// Event handles metrics and ranges.
-func (a *procAcc) Event(ev *trace.Event) {
-	t := ev.Time()
-	switch ev.Kind() {
-	case trace.EventMetric:
-		m := ev.Metric()
-		if m.Name != "/sched/gomaxprocs:threads" || m.Value.Kind() != trace.ValueUint64 {
-			return
-		}
-		v := int64(m.Value.Uint64())
-		if v != a.gomaxprocs {
+// event handles the GOMAXPROCS metric and the GC and stop-the-world ranges.
+func (a *procAcc) event(r *record) {
+	t := r.t
+	switch r.kind {
+	case recGOMAXPROCS:
+		if v := r.arg; v != a.gomaxprocs {
 			a.gomaxprocs = v
 			a.changes = append(a.changes, GOMAXPROCSChange{TNs: int64(t - a.t0), Value: v})
 		}
-	case trace.EventRangeBegin, trace.EventRangeActive, trace.EventRangeEnd:
-		r := ev.Range()
-		var kind uint8
-		switch {
-		case r.Name == "GC concurrent mark phase":
-			kind = 0
-		case strings.HasPrefix(r.Name, "stop-the-world"):
-			kind = 1
-		case r.Name == "GC mark assist":
-			kind = 2
-		default:
-			return
-		}
-		key := rangeKey{kind, r.Scope}
-		if ev.Kind() != trace.EventRangeEnd {
+	case recRangeBegin, recRangeActive, recRangeEnd:
+		kind := r.sub
+		key := rangeKey{kind: kind, scopeKind: r.flags, scope: r.id}
+		if r.kind != recRangeEnd {
 			a.ranges[key] = t
-			if ev.Kind() == trace.EventRangeBegin {
+			if r.kind == recRangeBegin {
 				switch kind {
-				case 0:
+				case rangeGCMark:
 					a.gc.Count++
-				case 1:
+				case rangeSTW:
 					a.gc.STWCount++
 				}
 			}
@@ -125,12 +109,12 @@ func (a *procAcc) Event(ev *trace.Event) {
 		delete(a.ranges, key)
 		d := int64(t - begin)
 		switch kind {
-		case 0:
+		case rangeGCMark:
 			a.gc.MarkNs += d
-		case 1:
+		case rangeSTW:
 			a.gc.STWNs += d
 			a.gc.STWMaxNs = max(a.gc.STWMaxNs, d)
-		case 2:
+		case rangeAssist:
 			a.gc.AssistNs += d
 		}
 	}
@@ -156,6 +140,6 @@ func (a *procAcc) result(r *Report) {
 		r.Procs.Utilisation = append(r.Procs.Utilisation, u)
 	}
 	slices.SortFunc(r.Procs.Utilisation, func(x, y ProcUse) int { return cmp.Compare(x.Proc, y.Proc) })
-	r.Threads.Seen = int64(len(a.threads))
+	r.Threads.Seen = int64(a.threads.len())
 	r.GC = a.gc
 }

@@ -41,12 +41,15 @@ func (s *stackInfo) siteFrame() Frame {
 // integer per goroutine instead of a trace.Stack (which pins a whole
 // generation's tables). trace.Stack handles are only optimistically
 // comparable, and only within a generation: the handle cache is cleared at
-// each Sync event. Not safe for concurrent use.
+// each Sync event. It belongs to the decoder; the stackInfo of each new
+// stack goes to the accumulators' stackInfos through takeNew, in id order.
+// Not safe for concurrent use.
 type stackTable struct {
 	cache   map[trace.Stack]stackID
 	byPCs   map[string]stackID
 	strs    map[string]string
-	infos   []stackInfo
+	n       stackID     // stacks interned, the empty one included
+	fresh   []stackInfo // interned since the last takeNew
 	keyBuf  []byte
 	scratch []trace.StackFrame
 }
@@ -56,12 +59,22 @@ func newStackTable() *stackTable {
 		cache: make(map[trace.Stack]stackID),
 		byPCs: make(map[string]stackID),
 		strs:  make(map[string]string),
-		infos: []stackInfo{{site: -1}},
+		n:     1,
+		fresh: []stackInfo{{site: -1}}, // id 0, the empty stack
 	}
 }
 
 // newGeneration forgets this generation's stack handles.
 func (t *stackTable) newGeneration() { clear(t.cache) }
+
+// takeNew appends the stacks interned since the last call to infos and
+// returns it.
+func (t *stackTable) takeNew(infos stackInfos) stackInfos {
+	infos = append(infos, t.fresh...)
+	clear(t.fresh) // drop the references; the backing array is reused
+	t.fresh = t.fresh[:0]
+	return infos
+}
 
 func (t *stackTable) str(s string) string {
 	if v, ok := t.strs[s]; ok {
@@ -108,14 +121,18 @@ func (t *stackTable) intern(s trace.Stack) stackID {
 		}
 	}
 	info.root = info.frames[len(info.frames)-1].Func
-	id := stackID(len(t.infos))
-	t.infos = append(t.infos, info)
+	id := t.n
+	t.n++
+	t.fresh = append(t.fresh, info)
 	t.byPCs[string(t.keyBuf)] = id
 	t.cache[s] = id
 	return id
 }
 
-func (t *stackTable) info(id stackID) *stackInfo { return &t.infos[id] }
+// stackInfos holds the interned stacks by id, on the accumulators' side.
+type stackInfos []stackInfo
+
+func (s stackInfos) info(id stackID) *stackInfo { return &s[id] }
 
 // isUserFrame reports whether a frame is the code that made a blocking call,
 // rather than the runtime or standard-library plumbing under it.

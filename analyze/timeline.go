@@ -24,7 +24,9 @@ func (tl *timeline) init(step time.Duration) {
 	}
 }
 
-// observe records the state at time t (ns since the trace start).
+// observe records the state at time t (ns since the trace start). It runs
+// on every goroutine transition: fields are set one by one (building a
+// TimePoint and copying it stalled on store forwarding, 2 % of an analysis).
 func (tl *timeline) observe(t, alive, runnable, running, sys int64) {
 	tl.have = true
 	for t >= (tl.curIdx+1)*tl.step {
@@ -33,14 +35,14 @@ func (tl *timeline) observe(t, alive, runnable, running, sys int64) {
 		tl.cur = tl.last
 		tl.cur.TNs = tl.curIdx * tl.step
 	}
-	tl.last = TimePoint{Goroutines: int32(alive), Runnable: int32(runnable), Running: int32(running),
-		Syscall: int32(sys), Threads: int32(running + sys)}
+	l := &tl.last
+	l.Goroutines, l.Runnable, l.Running, l.Syscall, l.Threads = int32(alive), int32(runnable), int32(running), int32(sys), int32(running+sys)
 	p := &tl.cur
-	p.Goroutines = max(p.Goroutines, int32(alive))
-	p.Runnable = max(p.Runnable, int32(runnable))
-	p.Running = max(p.Running, int32(running))
-	p.Syscall = max(p.Syscall, int32(sys))
-	p.Threads = max(p.Threads, int32(running+sys))
+	p.Goroutines = max(p.Goroutines, l.Goroutines)
+	p.Runnable = max(p.Runnable, l.Runnable)
+	p.Running = max(p.Running, l.Running)
+	p.Syscall = max(p.Syscall, l.Syscall)
+	p.Threads = max(p.Threads, l.Threads)
 }
 
 // flush appends the current point.

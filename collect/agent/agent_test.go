@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -318,6 +320,12 @@ func TestProfiles(t *testing.T) {
 	if code != 200 || !bytes.HasPrefix(body, []byte{0x1f, 0x8b}) {
 		t.Errorf("fgprof: %d, %d bytes, not gzip", code, len(body))
 	}
+	// A window shorter than fgprof's 10 ms period takes no sample; fgprof
+	// then panics, which must come back as an error, not a dropped connection.
+	code, body = do(t, "GET", base+"/fgprof?seconds=0.000001", "")
+	if code != http.StatusInternalServerError || !bytes.Contains(body, []byte("no sample")) {
+		t.Errorf("fgprof of 1 us: %d %s, want 500 no sample", code, body)
+	}
 }
 
 func TestSleepProbe(t *testing.T) {
@@ -519,5 +527,129 @@ func TestFlightRecorderOnDemand(t *testing.T) {
 	_, base2 := startAgent(t, Options{FlightRecorder: FlightRecorderOptions{Disabled: true}})
 	if code, _ := do(t, "POST", base2+"/flightrecorder/arm", ""); code != 503 {
 		t.Errorf("arm on a disabled recorder: %d, want 503", code)
+	}
+}
+
+// TestSleepProbeEndsAtDeadline: a sleep longer than the probe's window must
+// not hold the request (nor the capture slot) past the window. The issue's
+// reproduction: sleep=10s&seconds=0.1 answered after 10 s.
+func TestSleepProbeEndsAtDeadline(t *testing.T) {
+	_, base := startAgent(t, Options{})
+	start := time.Now()
+	code, body := do(t, "POST", base+"/sleepprobe?goroutines=1&sleep=10s&seconds=0.1", "")
+	took := time.Since(start)
+	if code != 200 {
+		t.Fatalf("sleep probe: %d %s", code, body)
+	}
+	var res ProbeResult
+	if err := json.Unmarshal(body, &res); err != nil {
+		t.Fatal(err)
+	}
+	// No 10 s sleep fits in 0.1 s: nothing measured, nothing left asleep.
+	if res.Samples != 0 || res.Unfinished != 0 {
+		t.Errorf("probe: %+v, want no samples and nothing unfinished", res)
+	}
+	if took >= 5*time.Second {
+		t.Errorf("a 0.1 s probe answered after %v", took)
+	}
+	if code, body := do(t, "POST", base+"/sleepprobe?sleep=1ms&seconds=0.05", ""); code != 200 {
+		t.Errorf("probe after the first: %d %s", code, body)
+	}
+	waitNoSleepers(t, time.Second)
+}
+
+// TestSleepProbeClientGoes: a client that goes away mid-sleep releases the
+// capture slot at once; the sleeping goroutine is abandoned and exits when
+// its sleep ends, without touching the finished probe.
+func TestSleepProbeClientGoes(t *testing.T) {
+	const sleep = 3 * time.Second
+	_, base := startAgent(t, Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	req, err := http.NewRequestWithContext(ctx, "POST", base+"/sleepprobe?goroutines=2&sleep=3s&seconds=10", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	errc := make(chan error, 1)
+	go func() {
+		// Retry while a poll below holds the slot for an instant.
+		for {
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				errc <- err
+				return
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusTooManyRequests {
+				errc <- fmt.Errorf("probe answered %d before its client left", resp.StatusCode)
+				return
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	// Wait until the probe holds the slot (a probe with a bad parameter gets
+	// 429 then, 400 while the slot is free), then leave.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		code, _ := do(t, "POST", base+"/sleepprobe?goroutines=0", "")
+		if code == http.StatusTooManyRequests {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the probe never took the capture slot")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	left := time.Now()
+	cancel()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Fatalf("the probe's client: %v, want context.Canceled", err)
+	}
+	// The slot comes back long before the 3 s sleep could end.
+	for {
+		code, body := do(t, "POST", base+"/sleepprobe?sleep=1ms&seconds=0.01", "")
+		if code == 200 {
+			break
+		}
+		if code != http.StatusTooManyRequests || time.Since(left) > sleep/2 {
+			t.Fatalf("probe after the client left: %d %s after %v", code, body, time.Since(left))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	waitNoSleepers(t, 2*sleep)
+}
+
+// TestSleepProbeCancelled: SleepProbe itself returns when its context ends,
+// with the sleeps in progress counted as unfinished.
+func TestSleepProbeCancelled(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	res := SleepProbe(ctx, 3, 2*time.Second, 5*time.Second)
+	if took := time.Since(start); took >= time.Second {
+		t.Errorf("SleepProbe returned %v after its context ended at 50 ms", took)
+	}
+	// Each goroutine was asleep when the context ended (unless the machine
+	// was too busy to start it within 50 ms).
+	if res.Samples != 0 || res.Unfinished < 1 || res.Unfinished > 3 {
+		t.Errorf("probe: %+v, want 0 samples and 1 to 3 unfinished", res)
+	}
+	waitNoSleepers(t, 4*time.Second)
+}
+
+// waitNoSleepers waits until no goroutine of SleepProbe is left (an
+// abandoned sleeper exits when its sleep ends), so goleak stays meaningful.
+func waitNoSleepers(t *testing.T, limit time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if !bytes.Contains(buf[:n], []byte("agent.SleepProbe.func")) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("sleep probe goroutines still running after %v", limit)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

@@ -129,7 +129,7 @@ func (a *Agent) serveFgprof(w http.ResponseWriter, r *http.Request) {
 	case <-r.Context().Done():
 		t.Stop()
 	}
-	if err := stop(); err != nil {
+	if err := stopFgprof(stop, d); err != nil {
 		httpError(w, http.StatusInternalServerError, "schedscope agent: fgprof: %v", err)
 		return
 	}
@@ -139,4 +139,17 @@ func (a *Agent) serveFgprof(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/octet-stream")
 	w.Header().Set("Content-Disposition", `attachment; filename="fgprof.pb.gz"`)
 	_, _ = buf.WriteTo(w)
+}
+
+// stopFgprof calls fgprof's stop function. fgprof v0.9.5 divides by zero when
+// it took no sample (a window under its 10 ms period, or a client that left
+// at once; https://github.com/felixge/fgprof/issues/30): that panic becomes
+// an error. The sampler has stopped by the time it panics.
+func stopFgprof(stop func() error, window time.Duration) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("no sample taken in %v (fgprof samples every 10 ms): %v", window, r)
+		}
+	}()
+	return stop()
 }

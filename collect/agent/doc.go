@@ -32,8 +32,10 @@
 //	                       (pprof proto; ?debug=1|2 for the text forms)
 //	GET  /fgprof?seconds=N fgprof wall-clock profile (pprof proto)          [capture]
 //	POST /sleepprobe?goroutines=K&sleep=D&seconds=S
-//	                       K goroutines sleep D repeatedly for S seconds;
-//	                       overshoot distribution (JSON, see ProbeResult)   [capture]
+//	                       K goroutines sleep D repeatedly for S seconds (it
+//	                       ends at S or when the client goes, whichever is
+//	                       first); overshoot distribution (JSON, see
+//	                       ProbeResult)                                     [capture]
 //	GET  /gomaxprocs       current GOMAXPROCS (JSON)
 //	POST /gomaxprocs?n=N   set it (n=default restores the runtime default), only
 //	                       when Options.AllowSetGOMAXPROCS

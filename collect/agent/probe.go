@@ -9,6 +9,7 @@ import (
 	"runtime/trace"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -35,6 +36,10 @@ type ProbeResult struct {
 	Sleep      time.Duration `json:"sleep_ns"`    // the duration each asked for
 	Duration   time.Duration `json:"duration_ns"` // how long the probe ran
 	Samples    int64         `json:"samples"`     // sleeps measured
+	// Unfinished counts the sleeps still in progress when the probe ended
+	// (its client went away, or a wake-up came past the probe's end); they
+	// are not in Samples or the statistics.
+	Unfinished int64 `json:"unfinished"`
 	// Overshoot statistics, in nanoseconds: time asleep minus Sleep. Min,
 	// Max and Mean are exact; the quantiles come from a log-linear histogram
 	// with 8 sub-buckets per power of two (at most 12.5 % high).
@@ -88,43 +93,67 @@ func (a *Agent) serveSleepProbe(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, res)
 }
 
-// SleepProbe runs k goroutines that each call time.Sleep(d) repeatedly until
-// the probe has run for dur or ctx is done, and returns the overshoot
-// distribution. Before each sleep the goroutine logs SleepLogCategory with d
-// to the execution trace (a no-op when no trace is running). It returns when
-// all its goroutines have stopped. Callers bound k, d and dur.
+// SleepProbe runs k goroutines that each call time.Sleep(d) repeatedly for
+// dur, and returns the overshoot distribution. Before each sleep the
+// goroutine logs SleepLogCategory with d to the execution trace (a no-op when
+// no trace is running). Callers bound k, d and dur.
+//
+// SleepProbe returns at the end of dur or when ctx is done, whichever comes
+// first, never later. A goroutine starts no sleep that would end past dur, so
+// with d > dur nothing is measured. A sleep still in progress when the probe
+// returns (ctx ended, or the wake-up came late enough to run past dur) is
+// counted in Unfinished, not measured: time.Sleep cannot be interrupted, so
+// its goroutine is abandoned and exits when the sleep ends, at most d later,
+// without touching the result.
 func SleepProbe(ctx context.Context, k int, d, dur time.Duration) ProbeResult {
 	ctx, task := trace.NewTask(ctx, SleepProbeTask)
 	defer task.End()
-	ctx, cancel := context.WithTimeout(ctx, dur)
+	start := time.Now()
+	deadline := start.Add(dur)
+	ctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	requested := strconv.FormatInt(d.Nanoseconds(), 10)
 
-	start := time.Now()
-	hists := make([]overshootHist, k)
-	var wg sync.WaitGroup
-	for i := range hists {
-		h := &hists[i]
-		h.min = math.MaxInt64
-		wg.Add(1)
+	sleepers := make([]sleeper, k)
+	var running atomic.Int64
+	running.Store(int64(k))
+	allStopped := make(chan struct{})
+	for i := range sleepers {
+		s := &sleepers[i]
+		s.hist.min = math.MaxInt64
 		go func() {
-			defer wg.Done()
-			for ctx.Err() == nil {
+			defer func() {
+				if running.Add(-1) == 0 {
+					close(allStopped)
+				}
+			}()
+			for ctx.Err() == nil && time.Until(deadline) >= d {
 				t0 := time.Now()
+				if !s.begin() {
+					return
+				}
 				trace.Log(ctx, SleepLogCategory, requested)
 				time.Sleep(d)
-				h.add(int64(time.Since(t0) - d))
+				if !s.end(int64(time.Since(t0) - d)) {
+					return
+				}
 			}
 		}()
 	}
-	wg.Wait()
+	select {
+	case <-allStopped:
+	case <-ctx.Done():
+	}
 
 	var all overshootHist
 	all.min = math.MaxInt64
-	for i := range hists {
-		all.merge(&hists[i])
+	var unfinished int64
+	for i := range sleepers {
+		if sleepers[i].close(&all) {
+			unfinished++
+		}
 	}
-	res := ProbeResult{Goroutines: k, Sleep: d, Duration: time.Since(start), Samples: all.n}
+	res := ProbeResult{Goroutines: k, Sleep: d, Duration: time.Since(start), Samples: all.n, Unfinished: unfinished}
 	if all.n == 0 {
 		return res
 	}
@@ -146,11 +175,50 @@ func SleepProbe(ctx context.Context, k int, d, dur time.Duration) ProbeResult {
 	return res
 }
 
+// sleeper is one probe goroutine's record, shared with the probe that reads
+// it once, at its end; the mutex is uncontended until then.
+type sleeper struct {
+	mu       sync.Mutex
+	closed   bool // the probe has returned: record nothing more
+	sleeping bool // a sleep is in progress
+	hist     overshootHist
+}
+
+// begin marks a sleep as started; false when the probe has already returned.
+func (s *sleeper) begin() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sleeping = !s.closed
+	return !s.closed
+}
+
+// end records a finished sleep's overshoot; false when the probe has
+// already returned (the sleep was abandoned and counted as unfinished).
+func (s *sleeper) end(overshoot int64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	s.sleeping = false
+	s.hist.add(overshoot)
+	return true
+}
+
+// close ends the sleeper's record, merges its finished sleeps into all and
+// reports whether a sleep was still in progress.
+func (s *sleeper) close(all *overshootHist) (unfinished bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	all.merge(&s.hist)
+	return s.sleeping
+}
+
 // subBits sub-buckets per power of two: 1 << subBits of them.
 const subBits = 3
 
-// overshootHist is a log-linear histogram of non-negative nanoseconds,
-// owned by one goroutine while the probe runs.
+// overshootHist is a log-linear histogram of non-negative nanoseconds.
 type overshootHist struct {
 	counts   [64 << subBits]int64
 	n, sum   int64

@@ -3,13 +3,15 @@
 // Command read times one pass over an execution trace, either a bare
 // golang.org/x/exp/trace read (-mode bare) or every schedscope analyzer
 // (-mode analyze), and prints one line: mode, seconds, events, peak RSS in
-// MB. -mode compat prints the cmd/trace-compatible totals of the trace, and
+// MB. -mode compat prints the cmd/trace-compatible totals of the trace,
 // -mode pprofsum sums a profile written by `go tool trace -pprof=KIND`, so
-// bench/analyze.sh can set them side by side.
+// bench/analyze.sh can set them side by side, and -mode json prints the whole
+// Report, to compare two versions of the analyzers figure by figure.
 package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -26,7 +28,7 @@ import (
 )
 
 func main() {
-	mode := flag.String("mode", "analyze", "bare or analyze")
+	mode := flag.String("mode", "analyze", "bare, analyze, compat, json or pprofsum")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile here")
 	flag.Parse()
 	if *cpuprofile != "" {
@@ -54,6 +56,17 @@ func main() {
 		if r != nil {
 			events = r.Events
 		}
+	case "json":
+		r, err := analyze.TraceFile(context.Background(), flag.Arg(0), analyze.Options{})
+		if err != nil {
+			log.Fatal(err)
+		}
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", " ")
+		if err := enc.Encode(r); err != nil {
+			log.Fatal(err)
+		}
+		return
 	case "compat":
 		r, err := analyze.TraceFile(context.Background(), flag.Arg(0), analyze.Options{})
 		if err != nil {
