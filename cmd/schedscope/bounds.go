@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/schedscope/schedscope/collect/load"
-	"github.com/schedscope/schedscope/internal/rundir"
+	"github.com/schedscope/schedscope/internal/regular"
 	"github.com/schedscope/schedscope/internal/target"
 )
 
@@ -36,7 +36,7 @@ func readBodyFile(name string) ([]byte, error) { return readRegularFile(name, ma
 // readRegularFile reads name, a regular file of at most limit bytes: not a
 // device or a pipe, which may never end (or, opened, never start).
 func readRegularFile(name string, limit int64) ([]byte, error) {
-	f, err := rundir.OpenRegular(name)
+	f, err := regular.Open(name)
 	if err != nil {
 		return nil, err
 	}

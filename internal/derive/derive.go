@@ -19,6 +19,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/schedscope/schedscope/analyze"
+	"github.com/schedscope/schedscope/internal/regular"
 	"github.com/schedscope/schedscope/internal/rundir"
 )
 
@@ -96,7 +97,7 @@ func summarizeProfiles(run *rundir.Run) []rundir.ProfileSummary {
 		if !ok {
 			return nil, e, false
 		}
-		b, err := rundir.ReadRegular(filepath.Join(run.Dir, e.Name))
+		b, err := regular.Read(filepath.Join(run.Dir, e.Name))
 		if err != nil {
 			return nil, e, false
 		}
@@ -158,7 +159,7 @@ func analyzeTrace(ctx context.Context, run *rundir.Run, an *rundir.Analysis) []r
 // directory (in the report's Source and in errors), so the analysis does
 // not depend on where the directory lies: a copy derives the same bytes.
 func analyzeRunTrace(ctx context.Context, dir string) (*analyze.Report, error) {
-	f, err := rundir.OpenRegular(filepath.Join(dir, rundir.TraceFile))
+	f, err := regular.Open(filepath.Join(dir, rundir.TraceFile))
 	if err != nil {
 		return nil, err
 	}

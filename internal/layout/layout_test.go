@@ -61,11 +61,14 @@ func TestImportsPointOneWay(t *testing.T) {
 		banned []string
 	}{
 		// The leaves. internal/redact, which removes secrets from what is
-		// recorded, is below them all: every writer may call it.
+		// recorded, and internal/regular, which opens input files that must
+		// be regular, are below them all: every writer and reader may call
+		// them.
 		{pkg: "internal/redact", imports: []string{}},
-		{pkg: "analyze", imports: []string{}},
+		{pkg: "analyze", imports: []string{"internal/regular"}},
+		{pkg: "internal/regular", imports: []string{}},
 		{pkg: "collect/load", imports: []string{"internal/redact"}},
-		{pkg: "internal/rundir", imports: []string{"analyze", "collect/load", "collect/agent", "internal/redact"}},
+		{pkg: "internal/rundir", imports: []string{"analyze", "collect/load", "collect/agent", "internal/redact", "internal/regular"}},
 		// The target layer sits on the leaves.
 		{pkg: "internal/target", imports: []string{"internal/rundir", "collect/agent", "collect/load", "internal/redact"}},
 		// The collect floor writes raw files: no analysis, no reports, no UI.

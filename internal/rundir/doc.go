@@ -20,7 +20,7 @@
 // DirKindOf tells the kinds of directory apart, so no command writes into a
 // directory of another kind (CheckNewRunDir).
 //
-// Readers read regular files only (OpenRegular), so a named pipe never
+// Readers read regular files only (package regular), so a named pipe never
 // blocks them.
 //
 // Kind is the one taxonomy of conclusions (findings, ceilings, live notes,

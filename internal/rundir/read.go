@@ -14,6 +14,7 @@ import (
 
 	"github.com/schedscope/schedscope/collect/load"
 	"github.com/schedscope/schedscope/internal/redact"
+	"github.com/schedscope/schedscope/internal/regular"
 )
 
 // EndProfiles returns the instant profiles a run takes at the end of its
@@ -77,7 +78,7 @@ func ReadRun(dir string) (*Run, error) {
 // ReadJSON decodes the JSON file at path into v; its error names the file
 // and wraps fs.ErrNotExist when it is absent.
 func ReadJSON(path string, v any) error {
-	b, err := ReadRegular(path)
+	b, err := regular.Read(path)
 	if err != nil {
 		return err // names the file
 	}
@@ -149,7 +150,7 @@ func (ps MetricsProblems) Lost() bool {
 // error is set only when the file cannot be opened or read; the lines read
 // until then are returned with it.
 func ReadMetrics(path string) ([]MetricsLine, MetricsProblems, error) {
-	f, err := OpenRegular(path)
+	f, err := regular.Open(path)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/schedscope/schedscope/internal/redact"
+	"github.com/schedscope/schedscope/internal/regular"
 )
 
 // The files of a sweep directory.
@@ -210,7 +211,7 @@ func (s *Sweep) Remaining() []StepKey {
 func ReadSweep(dir string) (*Sweep, error) {
 	var s Sweep
 	s.Dir = dir
-	b, err := ReadRegular(filepath.Join(dir, SweepFile))
+	b, err := regular.Read(filepath.Join(dir, SweepFile))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("%s: not a sweep directory (no %s)", dir, SweepFile)
@@ -237,7 +238,7 @@ func ReadSweep(dir string) (*Sweep, error) {
 			continue
 		}
 		path := filepath.Join(dir, StepsDir, e.Name())
-		b, err := ReadRegular(path)
+		b, err := regular.Read(path)
 		if err != nil {
 			return nil, fmt.Errorf("sweep step: %w", err)
 		}

@@ -1,4 +1,4 @@
-package rundir_test
+package regular_test
 
 import (
 	"path/filepath"
