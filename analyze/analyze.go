@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"runtime/debug"
 	"strings"
 	"time"
 
-	"github.com/schedscope/schedscope/internal/regular"
 	"golang.org/x/exp/trace"
 )
 
@@ -364,7 +364,7 @@ func TraceFile(ctx context.Context, path string, opts Options) (*Report, error) 
 		r = os.Stdin
 	} else {
 		if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
-			return nil, fmt.Errorf("trace %s: %s, not a regular file: read it from standard input instead (- < %s)", path, regular.Describe(fi.Mode()), path)
+			return nil, fmt.Errorf("trace %s: %s, not a regular file: read it from standard input instead (- < %s)", path, fileType(fi.Mode()), path)
 		}
 		f, err := os.Open(path)
 		if err != nil {
@@ -384,4 +384,21 @@ func TraceFile(ctx context.Context, path string, opts Options) (*Report, error) 
 		return rep, fmt.Errorf("trace %s: %w", path, err)
 	}
 	return rep, nil
+}
+
+// fileType names a non-regular file mode's type for an error. (It repeats
+// internal/regular.Describe: analyze is a public leaf and imports nothing of
+// schedscope's, internal/layout's test says so.)
+func fileType(m fs.FileMode) string {
+	switch t := m.Type(); {
+	case t&fs.ModeNamedPipe != 0:
+		return "a named pipe (FIFO)"
+	case t&(fs.ModeDevice|fs.ModeCharDevice) != 0:
+		return "a device"
+	case t&fs.ModeSocket != 0:
+		return "a socket"
+	case t&fs.ModeDir != 0:
+		return "a directory"
+	}
+	return "a special file"
 }

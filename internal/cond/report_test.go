@@ -1,8 +1,6 @@
 package cond
 
 import (
-	"go/build"
-	"strings"
 	"testing"
 	"time"
 
@@ -69,23 +67,6 @@ func TestReportSource(t *testing.T) {
 		v, held, ok := c.Eval(src)
 		if !ok || held != tc.held || c.Explain(v) != tc.explain {
 			t.Errorf("%s: held %v ok %v %q; want held %v, %q", tc.cond, held, ok, c.Explain(v), tc.held, tc.explain)
-		}
-	}
-}
-
-// Imports point one way: cond reads analyze's Report, and analyze, a public
-// leaf, imports none of schedscope's internal packages.
-func TestAnalyzeImportsNoInternal(t *testing.T) {
-	pkg, err := build.ImportDir("../../analyze", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(pkg.Imports) == 0 {
-		t.Fatal("no imports read from analyze: the check would pass vacuously")
-	}
-	for _, imp := range pkg.Imports {
-		if strings.HasPrefix(imp, "github.com/schedscope/schedscope/internal/") {
-			t.Errorf("analyze imports %s", imp)
 		}
 	}
 }
