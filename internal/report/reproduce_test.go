@@ -213,7 +213,7 @@ func TestReproduceCPUScalesWithGOMAXPROCS(t *testing.T) {
 	// at 1, in the runs that scaled least), so the ceiling grows less than
 	// the CPU: over twelve runs with the target given 1.73-1.83x the CPU
 	// (quiet machine, load under 1.4) it grew 1.28x to 2.11x (median 1.56x),
-	// 0.72-0.9 of the CPU ratio; work that does not scale stays near 1x.
+	// 0.72-1.08 of the CPU ratio; work that does not scale stays near 1x.
 	// So: more than 1.2x when the Ps got nearly twice the CPU, and at least
 	// 65 % of the CPU ratio.
 	switch {
