@@ -37,6 +37,9 @@ func noAnswer(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }
 // a few seconds, with its captures cut at their limits and each failure
 // recorded in the manifest naming the limit.
 func TestRunBoundedByLimits(t *testing.T) {
+	if testing.Short() {
+		t.Skip("five runs against hostile targets, up to 14 s")
+	}
 	a, err := agent.New(agent.Options{FlightRecorder: agent.FlightRecorderOptions{AlwaysOn: true}})
 	if err != nil {
 		t.Fatal(err)
