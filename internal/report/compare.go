@@ -65,16 +65,8 @@ func WriteComparison(dirs []string, outDir string) (*Comparison, error) {
 		return nil, err
 	}
 	md := filepath.Join(outDir, ReportFile)
-	f, err := os.Create(md)
-	if err != nil {
-		return nil, fmt.Errorf("report: %w", err)
-	}
-	werr := RenderComparison(f, c, ThroughputPlot, P99Plot)
-	if err := f.Close(); werr == nil && err != nil {
-		werr = fmt.Errorf("report %s: %w", md, err)
-	}
-	if werr != nil {
-		return nil, werr
+	if err := writeMarkdown(md, func(w io.Writer) error { return RenderComparison(w, c, ThroughputPlot, P99Plot) }); err != nil {
+		return nil, err
 	}
 	c.Files = []string{md, tp, pp}
 	return c, nil

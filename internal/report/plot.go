@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"image/color"
+	"io"
 	"math"
 	"os"
 	"strconv"
@@ -191,4 +192,18 @@ func savePlot(path string, p *plot.Plot) error {
 		return fmt.Errorf("plot %s: %w", path, werr)
 	}
 	return nil
+}
+
+// writeMarkdown creates the report file md and renders it with render; its
+// error names the file.
+func writeMarkdown(md string, render func(io.Writer) error) error {
+	f, err := os.Create(md)
+	if err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	werr := render(f)
+	if err := f.Close(); werr == nil && err != nil {
+		werr = fmt.Errorf("report %s: %w", md, err)
+	}
+	return werr
 }

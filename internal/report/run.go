@@ -83,16 +83,8 @@ func WriteRun(dir, outDir string) (*RunReport, error) {
 		}
 	}
 	md := filepath.Join(outDir, ReportFile)
-	f, err := os.Create(md)
-	if err != nil {
-		return nil, fmt.Errorf("report: %w", err)
-	}
-	werr := RenderRun(f, r, lat, gor)
-	if err := f.Close(); werr == nil && err != nil {
-		werr = fmt.Errorf("report %s: %w", md, err)
-	}
-	if werr != nil {
-		return nil, werr
+	if err := writeMarkdown(md, func(w io.Writer) error { return RenderRun(w, r, lat, gor) }); err != nil {
+		return nil, err
 	}
 	r.Files = []string{md}
 	if lat != "" {

@@ -132,16 +132,8 @@ func WriteSweep(dir, outDir string) (*SweepReport, error) {
 		return nil, err
 	}
 	md := filepath.Join(outDir, ReportFile)
-	f, err := os.Create(md)
-	if err != nil {
-		return nil, fmt.Errorf("report: %w", err)
-	}
-	werr := RenderSweep(f, r, ThroughputPlot, P99Plot)
-	if err := f.Close(); werr == nil && err != nil {
-		werr = fmt.Errorf("report %s: %w", md, err)
-	}
-	if werr != nil {
-		return nil, werr
+	if err := writeMarkdown(md, func(w io.Writer) error { return RenderSweep(w, r, ThroughputPlot, P99Plot) }); err != nil {
+		return nil, err
 	}
 	r.Files = []string{md, tp, pp}
 	return r, nil
