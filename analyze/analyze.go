@@ -44,6 +44,14 @@ type Options struct {
 	// Size is the input's total size in bytes for Progress and Loss, when
 	// known. TraceFile sets it from the file.
 	Size int64
+	// RequestTag is the tag of the generator's request ids in this run
+	// (collect/load's Config.RequestTag): requests carrying it are joined
+	// with ClientLatency.
+	RequestTag string
+	// ClientLatency is the generator's latency of each request, by
+	// sequence number, from the intended send to the response's end: with
+	// it the request anatomy knows the time after the handler too.
+	ClientLatency map[int64]int64
 }
 
 func (o Options) withDefaults() Options {
@@ -113,6 +121,7 @@ type analyzer struct {
 	compat *compatAcc
 	gor    *goAcc
 	procs  *procAcc
+	anat   *anatomyAcc
 
 	events      int64
 	generations int
@@ -122,9 +131,10 @@ type analyzer struct {
 
 func newAnalyzer(opts Options) *analyzer {
 	opts = opts.withDefaults()
-	a := &analyzer{opts: opts, dec: newDecoder(), gidx: newGoIndex(), procs: newProcAcc()}
+	a := &analyzer{opts: opts, dec: newDecoder(opts.RequestTag), gidx: newGoIndex(), procs: newProcAcc()}
 	a.compat = newCompatAcc(a.gidx)
 	a.gor = newGoAcc(&a.opts, &a.stacks, a.gidx)
+	a.anat = newAnatomyAcc(&a.opts, a.dec, &a.stacks, a.gidx, a.gor)
 	return a
 }
 
@@ -149,6 +159,7 @@ func (a *analyzer) clock(t trace.Time, th trace.ThreadID) {
 	a.last = t
 	a.gor.clock(t)
 	a.procs.clock(t, th)
+	a.anat.clock(t)
 }
 
 // apply feeds one decoded event to the accumulators that want it.
@@ -161,6 +172,7 @@ func (a *analyzer) apply(r *record) {
 		slot, fresh := a.gidx.get(id)
 		a.compat.transition(r, slot, fresh)
 		a.gor.transition(r, slot, fresh)
+		a.anat.transition(r, slot, fresh)
 		if trace.GoState(r.to) == trace.GoNotExist {
 			a.gidx.release(id, slot)
 		}
@@ -169,8 +181,13 @@ func (a *analyzer) apply(r *record) {
 		a.gor.procTransition(r)
 	case recSleepLog, recLockLog:
 		a.gor.log(r)
-	case recGOMAXPROCS, recRangeBegin, recRangeActive, recRangeEnd:
+	case recGOMAXPROCS:
 		a.procs.event(r)
+	case recRangeBegin, recRangeActive, recRangeEnd:
+		a.procs.event(r)
+		a.anat.event(r)
+	case recHandlerBegin, recHandlerEnd, recWaitBegin, recWaitEnd, recRegionBegin, recRegionEnd, recReqLog:
+		a.anat.event(r)
 	}
 }
 
@@ -192,6 +209,7 @@ func (a *analyzer) Result() *Report {
 	r.Net.Compat = c[compatNet]
 	a.gor.result(r)
 	a.procs.result(r)
+	a.anat.result(r, a.last, a.dec.poolNames)
 	return r
 }
 

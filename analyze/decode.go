@@ -21,6 +21,19 @@ const (
 	recRangeBegin                // a GC or stop-the-world range: sub is rangeKind, id and scope its resource
 	recRangeActive
 	recRangeEnd
+	recHandlerBegin // HandlerRegionType region on goroutine id: arg task
+	recHandlerEnd
+	recWaitBegin // a WaitRegionPrefix region on goroutine id: arg task, arg2 pool index
+	recWaitEnd
+	recRegionBegin // any other region of a task on goroutine id: arg task
+	recRegionEnd
+	recReqLog // RequestLogCategory on task id: arg start, arg2 intended, arg3 seq; sub reqLog flags
+)
+
+// reqLog flags of a recReqLog record (record.sub).
+const (
+	reqHasID = 1 << iota // the request carried the generator's header
+	reqTagOK             // ... with Options.RequestTag's tag
 )
 
 // Wait categories of a goroutine transition into Waiting, as cmd/trace's
@@ -44,8 +57,10 @@ const (
 type record struct {
 	t      trace.Time
 	thread trace.ThreadID
-	id     int64   // goroutine (recGo, logs), P (recProc) or range scope id
-	arg    int64   // recSleepLog: ns requested; recGOMAXPROCS: the value
+	id     int64   // goroutine (recGo, logs, regions), P (recProc), task (recReqLog) or range scope id
+	arg    int64   // recSleepLog: ns requested; recGOMAXPROCS: the value; recGo from NotExist: the creator; regions: the task
+	arg2   int64   // recWaitBegin/End: pool index; recReqLog: intended send, unix ns
+	arg3   int64   // recReqLog: the request's sequence number
 	stack  stackID // recGo: the transition's stack (StateTransition.Stack), 0 none
 	kind   recKind
 	from   uint8 // recGo: trace.GoState; recProc: trace.ProcState
@@ -58,9 +73,35 @@ type record struct {
 // Not safe for concurrent use.
 type decoder struct {
 	stacks *stackTable
+	tag    string           // Options.RequestTag
+	pools  map[string]int32 // wait region pool names, by name
+	// poolNames holds the pool names by index; the accumulators read it
+	// only after the last event (the decoder and they run on one goroutine).
+	poolNames []string
 }
 
-func newDecoder() *decoder { return &decoder{stacks: newStackTable()} }
+func newDecoder(tag string) *decoder {
+	return &decoder{stacks: newStackTable(), tag: tag, pools: make(map[string]int32)}
+}
+
+// pool returns the index of the pool named name.
+func (d *decoder) pool(name string) int32 {
+	if i, ok := d.pools[name]; ok {
+		return i
+	}
+	if len(d.poolNames) >= maxPools {
+		return d.pool("(other pools)")
+	}
+	i := int32(len(d.poolNames))
+	name = strings.Clone(name)
+	d.poolNames = append(d.poolNames, name)
+	d.pools[name] = i
+	return i
+}
+
+// maxPools bounds the distinct pool names (a program naming a wait after
+// each request would otherwise grow the table without end).
+const maxPools = 64
 
 // decode fills r, which must be zero, from ev. New stacks it interns wait
 // in the stack table for stackTable.takeNew.
@@ -80,6 +121,9 @@ func (d *decoder) decode(ev *trace.Event, r *record) {
 			r.from, r.to = uint8(from), uint8(to)
 			if st.Stack != trace.NoStack {
 				r.stack = d.stacks.intern(st.Stack)
+			}
+			if from == trace.GoNotExist {
+				r.arg = int64(ev.Goroutine())
 			}
 			switch {
 			case to == trace.GoWaiting:
@@ -116,6 +160,24 @@ func (d *decoder) decode(ev *trace.Event, r *record) {
 				return
 			}
 			r.kind, r.id = recLockLog, int64(ev.Goroutine())
+		case RequestLogCategory:
+			d.requestLog(l, r)
+		}
+	case trace.EventRegionBegin, trace.EventRegionEnd:
+		rg := ev.Region()
+		if rg.Task == trace.NoTask || rg.Task == trace.BackgroundTask {
+			return
+		}
+		begin := ev.Kind() == trace.EventRegionBegin
+		r.id, r.arg = int64(ev.Goroutine()), int64(rg.Task)
+		switch {
+		case rg.Type == HandlerRegionType:
+			r.kind = pick(begin, recHandlerBegin, recHandlerEnd)
+		case strings.HasPrefix(rg.Type, WaitRegionPrefix):
+			r.kind = pick(begin, recWaitBegin, recWaitEnd)
+			r.arg2 = int64(d.pool(rg.Type[len(WaitRegionPrefix):]))
+		default:
+			r.kind = pick(begin, recRegionBegin, recRegionEnd)
 		}
 	case trace.EventMetric:
 		m := ev.Metric()
@@ -146,6 +208,45 @@ func (d *decoder) decode(ev *trace.Event, r *record) {
 		case trace.ResourceThread:
 			r.id = int64(rg.Scope.Thread())
 		}
+	}
+}
+
+func pick[T any](c bool, a, b T) T {
+	if c {
+		return a
+	}
+	return b
+}
+
+// requestLog decodes the middleware's request log: "<handler start unix
+// ns>", then " <tag>-<seq> <intended send unix ns>" when the request
+// carried the generator's header.
+func (d *decoder) requestLog(l trace.Log, r *record) {
+	if l.Task == trace.NoTask || l.Task == trace.BackgroundTask {
+		return
+	}
+	f := strings.Fields(l.Message)
+	if len(f) != 1 && len(f) != 3 {
+		return
+	}
+	start, err := strconv.ParseInt(f[0], 10, 64)
+	if err != nil || start <= 0 {
+		return
+	}
+	r.kind, r.id, r.arg = recReqLog, int64(l.Task), start
+	if len(f) != 3 {
+		return
+	}
+	i := strings.LastIndexByte(f[1], '-')
+	intended, err1 := strconv.ParseInt(f[2], 10, 64)
+	seq, err2 := strconv.ParseUint(f[1][i+1:], 10, 63)
+	if i <= 0 || err1 != nil || err2 != nil || intended <= 0 {
+		return
+	}
+	r.sub = reqHasID
+	r.arg2, r.arg3 = intended, int64(seq)
+	if d.tag != "" && f[1][:i] == d.tag {
+		r.sub |= reqTagOK
 	}
 }
 

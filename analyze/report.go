@@ -32,7 +32,8 @@ type Report struct {
 	Blocking   BlockingReport  `json:"blocking"`
 	GC         GCReport        `json:"gc"`
 	Timeline   Timeline        `json:"timeline"`
-	Loss       *Loss           `json:"loss,omitempty"` // set when the trace was truncated or corrupt
+	Requests   *RequestsReport `json:"requests,omitempty"` // the request anatomy
+	Loss       *Loss           `json:"loss,omitempty"`     // set when the trace was truncated or corrupt
 }
 
 // Totals is a count of intervals and their summed duration.
@@ -326,4 +327,103 @@ type Loss struct {
 	Generations int     `json:"generations"` // complete generations analysed
 	TotalBytes  int64   `json:"total_bytes"` // input size, when known (0 for streams)
 	LostPct     float64 `json:"lost_pct"`    // share of the input after the last good point
+}
+
+// RequestsReport is the request anatomy: where requests' time went, by
+// scheduler state, per latency band. It is per request when the target ran
+// its handlers under schedscope's agent (collect/agent's Middleware: a task
+// of type RequestTaskType per request), and per goroutine class always.
+type RequestsReport struct {
+	// PerRequest says the trace holds request tasks, so Bands and Slowest
+	// are per request; otherwise only Classes is, and Note says why.
+	PerRequest bool   `json:"per_request"`
+	Note       string `json:"note,omitempty"`
+	// Requests counts the requests whose handler began and ended in the
+	// trace; Open those still in their handler at its end (not counted).
+	Requests int64 `json:"requests"`
+	Open     int64 `json:"open"`
+	// Joined counts the requests carrying the generator's request id (their
+	// time before the handler is known); ClientJoined those also matched
+	// with the generator's own latency (their time after it is known too).
+	Joined       int64 `json:"joined"`
+	ClientJoined int64 `json:"client_joined"`
+	// Bands split the requests by latency: up to p50, p50-p90, p90-p99, and
+	// p99 and above.
+	Bands []Band `json:"bands"`
+	// Slowest are the slowest requests, slowest first, with their timelines.
+	Slowest []Request `json:"slowest"`
+	// Classes split the time of the busiest goroutine classes (goroutines
+	// sharing a start function), busiest first.
+	Classes []ClassSplit `json:"classes"`
+}
+
+// Band is the requests of one latency band and where their time went.
+type Band struct {
+	Name     string  `json:"name"`     // "<=p50", "p50-p90", "p90-p99", ">=p99"
+	Quantile float64 `json:"quantile"` // the band's lower quantile: 0, 0.5, 0.9, 0.99
+	FromNs   int64   `json:"from_ns"`  // its latency range
+	ToNs     int64   `json:"to_ns"`
+	Requests int64   `json:"requests"`
+	TotalNs  int64   `json:"total_ns"` // the requests' summed latency
+	// Split is the requests' time by state, largest first; the shares add
+	// up to 100 %.
+	Split []Share `json:"split"`
+	// Children is the time of the goroutines working for these requests
+	// (fan-out, a worker), as shares of TotalNs, beside Split's fan-out wait.
+	Children []Share   `json:"children,omitempty"`
+	Slowest  []Request `json:"slowest,omitempty"` // the band's slowest requests
+}
+
+// Share is the time spent in one state.
+type Share struct {
+	State State   `json:"state"`
+	Pool  string  `json:"pool,omitempty"` // the pool waited for, when State is StatePool
+	Ns    int64   `json:"ns"`
+	Pct   float64 `json:"pct"`
+}
+
+// Request is one request's anatomy.
+type Request struct {
+	Seq       int64  `json:"seq,omitempty"` // the generator's sequence number, when joined
+	Task      uint64 `json:"task"`          // the runtime/trace task id
+	Goroutine int64  `json:"goroutine"`     // the handler's goroutine
+	StartNs   int64  `json:"start_ns"`      // handler start, since the trace's first event
+	HandlerNs int64  `json:"handler_ns"`    // the handler's wall time
+	// TotalNs is the request's latency: from the intended send to the
+	// response's end at the client when joined with the generator, from
+	// the intended send to the handler's end when only the id was, else
+	// the handler's time.
+	TotalNs         int64     `json:"total_ns"`
+	ClientJoined    bool      `json:"client_joined,omitempty"`
+	ChildGoroutines int64     `json:"child_goroutines,omitempty"`
+	Split           []Share   `json:"split"`
+	Children        []Share   `json:"children,omitempty"`
+	Timeline        []Segment `json:"timeline,omitempty"` // the handler's states in order (the slowest only)
+	TimelineCut     bool      `json:"timeline_cut,omitempty"`
+}
+
+// Segment is a stretch of a request's handler in one state.
+type Segment struct {
+	AtNs  int64  `json:"at_ns"` // since the handler's start
+	DurNs int64  `json:"dur_ns"`
+	State State  `json:"state"`
+	Pool  string `json:"pool,omitempty"`
+}
+
+// ClassSplit is where the goroutines of one class spent their time.
+type ClassSplit struct {
+	Class      string `json:"class"` // the start function
+	Goroutines int64  `json:"goroutines"`
+	// Serving says the class serves requests (net/http's connection
+	// goroutines, on which handlers run).
+	Serving bool    `json:"serving,omitempty"`
+	TotalNs int64   `json:"total_ns"` // goroutine time, idle excluded
+	Split   []Share `json:"split"`
+	// IdleNs is time its connections waited for their next request, not in
+	// Split.
+	IdleNs int64 `json:"idle_ns,omitempty"`
+	// CreatedGoroutines counts the goroutines its members (and theirs)
+	// created; Created splits their time.
+	CreatedGoroutines int64   `json:"created_goroutines,omitempty"`
+	Created           []Share `json:"created,omitempty"`
 }

@@ -1,0 +1,225 @@
+package analyze
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"runtime"
+	"runtime/trace"
+	"sync"
+	"testing"
+	"time"
+)
+
+// request runs handler the way collect/agent's Middleware does: a task, the
+// request log, the handler region.
+func request(ctx context.Context, id string, intended time.Time, handler func(context.Context)) {
+	ctx, task := trace.NewTask(ctx, RequestTaskType)
+	defer task.End()
+	msg := fmt.Sprint(time.Now().UnixNano())
+	if id != "" {
+		msg += fmt.Sprintf(" %s %d", id, intended.UnixNano())
+	}
+	trace.Log(ctx, RequestLogCategory, msg)
+	trace.WithRegion(ctx, HandlerRegionType, func() { handler(ctx) })
+}
+
+// traced runs f under the execution tracer and analyzes the trace.
+func traced(t *testing.T, opts Options, f func()) *RequestsReport {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := trace.Start(&buf); err != nil {
+		t.Skipf("tracer busy: %v", err)
+	}
+	f()
+	trace.Stop()
+	r, err := Trace(context.Background(), &buf, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Requests == nil {
+		t.Fatal("no requests report")
+	}
+	return r.Requests
+}
+
+func pct(shares []Share, st State, pool string) float64 {
+	var p float64
+	for _, s := range shares {
+		if s.State == st && s.Pool == pool {
+			p += s.Pct
+		}
+	}
+	return p
+}
+
+func band(t *testing.T, r *RequestsReport, name string) Band {
+	t.Helper()
+	for _, b := range r.Bands {
+		if b.Name == name {
+			return b
+		}
+	}
+	t.Fatalf("no band %q in %+v", name, r.Bands)
+	return Band{}
+}
+
+// serial runs n requests one after another.
+func serial(n int, handler func(context.Context)) {
+	for i := range n {
+		request(context.Background(), fmt.Sprintf("t-%d", i+1), time.Now(), handler)
+	}
+}
+
+func TestAnatomySleep(t *testing.T) {
+	r := traced(t, Options{}, func() {
+		serial(20, func(context.Context) { time.Sleep(10 * time.Millisecond) })
+	})
+	if r.Requests != 20 || !r.PerRequest || r.Joined != 20 {
+		t.Fatalf("requests %d per-request %v joined %d, want 20 true 20", r.Requests, r.PerRequest, r.Joined)
+	}
+	if p := pct(band(t, r, "<=p50").Split, StateSleep, ""); p < 90 {
+		t.Errorf("sleep is %.1f%% of the p50 band, want >= 90: %+v", p, band(t, r, "<=p50").Split)
+	}
+	if len(r.Slowest) == 0 || len(r.Slowest[0].Timeline) == 0 {
+		t.Errorf("no timeline for the slowest request: %+v", r.Slowest)
+	}
+}
+
+func TestAnatomyPoolWaitRegion(t *testing.T) {
+	sem := make(chan struct{}, 1)
+	r := traced(t, Options{}, func() {
+		var wg sync.WaitGroup
+		for i := range 8 {
+			wg.Go(func() {
+				request(context.Background(), fmt.Sprintf("t-%d", i+1), time.Now(), func(ctx context.Context) {
+					rg := trace.StartRegion(ctx, WaitRegionPrefix+"db")
+					sem <- struct{}{}
+					rg.End()
+					time.Sleep(5 * time.Millisecond)
+					<-sem
+				})
+			})
+		}
+		wg.Wait()
+	})
+	b := band(t, r, ">=p99")
+	if p := pct(b.Split, StatePool, "db"); p < 70 {
+		t.Errorf("pool db is %.1f%% of the p99 band, want >= 70: %+v", p, b.Split)
+	}
+}
+
+func TestAnatomyFanoutAndWorker(t *testing.T) {
+	work := make(chan func(), 1)
+	var workers sync.WaitGroup
+	workers.Go(func() {
+		for f := range work {
+			f()
+		}
+	})
+	r := traced(t, Options{}, func() {
+		// Fan-out: three children sleeping.
+		serial(5, func(ctx context.Context) {
+			var wg sync.WaitGroup
+			for range 3 {
+				wg.Go(func() { time.Sleep(10 * time.Millisecond) })
+			}
+			wg.Wait()
+		})
+		// A worker running the request's work in a region of its context.
+		serial(5, func(ctx context.Context) {
+			done := make(chan struct{})
+			rg := trace.StartRegion(ctx, WaitRegionPrefix+"workers")
+			work <- func() {
+				trace.WithRegion(ctx, "schedscope.work", func() { time.Sleep(10 * time.Millisecond) })
+				close(done)
+			}
+			<-done
+			rg.End()
+		})
+	})
+	close(work)
+	workers.Wait()
+	var fan int
+	for _, rq := range r.Slowest {
+		if pct(rq.Split, StateFanout, "") >= 80 && pct(rq.Children, StateSleep, "") >= 80 && rq.ChildGoroutines >= 1 {
+			fan++
+		}
+	}
+	if fan < 8 {
+		t.Errorf("%d of 10 requests waited >= 80%% on children that slept, want >= 8: %+v", fan, r.Slowest)
+	}
+}
+
+func TestAnatomyCPU(t *testing.T) {
+	procs := runtime.GOMAXPROCS(0)
+	r := traced(t, Options{}, func() {
+		var wg sync.WaitGroup
+		for i := range 4 * procs {
+			wg.Go(func() {
+				request(context.Background(), fmt.Sprintf("t-%d", i+1), time.Now(), func(context.Context) { spin(20 * time.Millisecond) })
+			})
+		}
+		wg.Wait()
+	})
+	b := band(t, r, ">=p99")
+	if p := pct(b.Split, StateRunning, "") + pct(b.Split, StateRunnable, ""); p < 80 {
+		t.Errorf("running + runnable is %.1f%% of the p99 band, want >= 80: %+v", p, b.Split)
+	}
+	if p := pct(b.Split, StateRunnable, ""); p < 30 {
+		t.Errorf("runnable is %.1f%% of the p99 band with %d goroutines on %d Ps, want >= 30", p, 4*procs, procs)
+	}
+}
+
+func TestAnatomyClientJoin(t *testing.T) {
+	intended := time.Now().Add(-3 * time.Millisecond) // sent 3 ms before the handler starts
+	r := traced(t, Options{RequestTag: "run1", ClientLatency: map[int64]int64{7: int64(20 * time.Millisecond)}}, func() {
+		request(context.Background(), "run1-7", intended, func(context.Context) { time.Sleep(5 * time.Millisecond) })
+		request(context.Background(), "other-8", intended, func(context.Context) {})
+		request(context.Background(), "", time.Time{}, func(context.Context) {})
+	})
+	if r.Requests != 3 || r.Joined != 2 || r.ClientJoined != 1 {
+		t.Fatalf("requests %d joined %d client %d, want 3 2 1", r.Requests, r.Joined, r.ClientJoined)
+	}
+	rq := r.Slowest[0]
+	if rq.Seq != 7 || rq.TotalNs != int64(20*time.Millisecond) || !rq.ClientJoined {
+		t.Fatalf("slowest %+v, want seq 7 with the client's 20 ms", rq)
+	}
+	var before, after int64
+	for _, s := range rq.Split {
+		switch s.State {
+		case StateBefore:
+			before = s.Ns
+		case StateAfter:
+			after = s.Ns
+		}
+	}
+	if before < int64(3*time.Millisecond) || after <= 0 || before+after+rq.HandlerNs != rq.TotalNs {
+		t.Errorf("before %v + handler %v + after %v, want >= 3ms + handler + > 0 = %v",
+			time.Duration(before), time.Duration(rq.HandlerNs), time.Duration(after), time.Duration(rq.TotalNs))
+	}
+}
+
+func TestAnatomyWithoutTasks(t *testing.T) {
+	r := traced(t, Options{}, func() {
+		var wg sync.WaitGroup
+		for range 4 {
+			wg.Go(func() { spin(5 * time.Millisecond) })
+		}
+		wg.Wait()
+	})
+	if r.PerRequest || r.Note == "" || len(r.Bands) != 0 || len(r.Classes) == 0 {
+		t.Fatalf("a trace without tasks: %+v, want the per-class split and a note", r)
+	}
+}
+
+func spin(d time.Duration) {
+	end := time.Now().Add(d)
+	x := 1
+	for time.Now().Before(end) {
+		for i := range 1000 {
+			x = x*31 + i
+		}
+	}
+	_ = x
+}
