@@ -28,22 +28,23 @@ type State string
 
 // The states of the request anatomy.
 const (
-	StateRunning  State = "running"   // on a P, running Go code
-	StateRunnable State = "runnable"  // ready, waiting for a P
-	StateGCAssist State = "gc assist" // running, but made to help the GC mark
-	StateSleep    State = "sleep"     // time.Sleep and timers
-	StateNetwork  State = "network"   // the netpoller; an HTTP client waiting for its response
-	StateChan     State = "chan"      // channel send, receive or select
-	StateSync     State = "sync"      // sync.Mutex, RWMutex, WaitGroup, Cond
-	StateSyscall  State = "syscall"   // in a system call
-	StateCgo      State = "cgo"       // in a cgo call
-	StateGCWait   State = "gc wait"   // blocked on the GC (waiting for it to end, or for mark work)
-	StateBlocked  State = "blocked"   // blocked for another reason
-	StatePool     State = "pool"      // waiting for a pool (Share.Pool names it)
-	StateFanout   State = "fan-out"   // waiting for goroutines doing the request's work
-	StateBefore   State = "before"    // intended send to handler start: generator, network, accept, reading the request
-	StateAfter    State = "after"     // handler end to the response's end at the client
-	StateIdle     State = "idle"      // a server connection waiting for its next request (per class only)
+	StateRunning  State = "running"     // on a P, running Go code
+	StateRunnable State = "runnable"    // ready, waiting for a P
+	StateGCAssist State = "gc assist"   // running, but made to help the GC mark
+	StateSleep    State = "sleep"       // time.Sleep and timers
+	StateNetwork  State = "network"     // the netpoller
+	StateHTTP     State = "http client" // an HTTP client waiting for its response, which its Transport's goroutines read
+	StateChan     State = "chan"        // channel send, receive or select
+	StateSync     State = "sync"        // sync.Mutex, RWMutex, WaitGroup, Cond
+	StateSyscall  State = "syscall"     // in a system call
+	StateCgo      State = "cgo"         // in a cgo call
+	StateGCWait   State = "gc wait"     // blocked on the GC (waiting for it to end, or for mark work)
+	StateBlocked  State = "blocked"     // blocked for another reason
+	StatePool     State = "pool"        // waiting for a pool (Share.Pool names it)
+	StateFanout   State = "fan-out"     // waiting for goroutines doing the request's work
+	StateBefore   State = "before"      // intended send to handler start: generator, network, accept, reading the request
+	StateAfter    State = "after"       // handler end to the response's end at the client
+	StateIdle     State = "idle"        // a server connection waiting for its next request (per class only)
 )
 
 // cat is a State as an index.
@@ -55,6 +56,7 @@ const (
 	catGCAssist
 	catSleep
 	catNetwork
+	catHTTP
 	catChan
 	catSync
 	catSyscall
@@ -69,7 +71,7 @@ const (
 	numCats
 )
 
-var catStates = [numCats]State{StateRunning, StateRunnable, StateGCAssist, StateSleep, StateNetwork, StateChan,
+var catStates = [numCats]State{StateRunning, StateRunnable, StateGCAssist, StateSleep, StateNetwork, StateHTTP, StateChan,
 	StateSync, StateSyscall, StateCgo, StateGCWait, StateBlocked, StatePool, StateFanout, StateBefore, StateAfter, StateIdle}
 
 // catOfCause is the category of a wait for cause c.
@@ -83,7 +85,7 @@ func catOfCause(c cause) cat {
 		return catChan
 	case causeSync:
 		return catSync
-	case causeGC:
+	case causeGC, causePreempted: // a goroutine waits "preempted" while the GC scans its stack
 		return catGCWait
 	}
 	return catBlocked
@@ -400,7 +402,7 @@ func (a *anatomyAcc) transition(r *record, i int32, fresh bool) {
 		case skTransport:
 			g.waitCat, g.waitPl = catPool, a.poolIndex(poolTransport)+1
 		case skClient:
-			g.waitCat = catNetwork
+			g.waitCat = catHTTP
 		case skIdle:
 			if g.waitCat == catNetwork {
 				g.waitCat = catIdle
@@ -889,8 +891,16 @@ func (a *anatomyAcc) classSplits(poolNames []string) []ClassSplit {
 	slices.SortFunc(rs, func(x, y ranked) int {
 		return cmp.Or(cmp.Compare(y.active, x.active), cmp.Compare(a.gor.groups[x.i].name, a.gor.groups[y.i].name))
 	})
+	// The busiest classes, and always the serving goroutines and the HTTP
+	// clients' response readers (what a wait for a response depends on).
+	keep := rs[:min(len(rs), maxClasses)]
+	for _, r := range rs[len(keep):] {
+		if name := a.gor.groups[r.i].name; isServingClass(name) || name == ReadLoopClass {
+			keep = append(keep, r)
+		}
+	}
 	out := []ClassSplit{}
-	for _, r := range rs[:min(len(rs), maxClasses)] {
+	for _, r := range keep {
 		c := &a.classes[r.i]
 		var cats, created [numCats]float64
 		for k := range numCats {
@@ -911,6 +921,11 @@ func (a *anatomyAcc) classSplits(poolNames []string) []ClassSplit {
 	}
 	return out
 }
+
+// ReadLoopClass is the class of net/http's client goroutines that read
+// each connection's responses: an HTTP client waiting for its response
+// (StateHTTP) waits for one of them.
+const ReadLoopClass = "net/http.(*persistConn).readLoop"
 
 // isServingClass reports whether goroutines starting in fn serve requests:
 // net/http's connection goroutines (the handlers run on them).

@@ -9,8 +9,9 @@ import (
 type VerdictKind string
 
 const (
-	// GeneratorBound: the generator, not the target, limited the phase: send
-	// lag p99 over 1 ms, requests not sent, or the generator near a full core.
+	// GeneratorBound: the generator, not the target, limited the phase: a
+	// send lag p99 over 1 ms and over a tenth of the latency p99, or the
+	// generator near a full core.
 	GeneratorBound VerdictKind = "generator-bound"
 	// LittlesLaw checks mean in flight against throughput x mean latency
 	// and says how far the in-flight cap (users or MaxInflight) is from
@@ -36,6 +37,10 @@ const (
 const (
 	// SendLagLimitMS is the send-lag p99 (ms) above which the generator is late.
 	SendLagLimitMS = 1.0
+	// LagShareLimit: a send lag counts against the generator only when its
+	// p99 is also at least this share of the latency p99 (2.7 ms of lag
+	// against 200 ms of latency changes no conclusion).
+	LagShareLimit = 0.1
 	// CPUCoreLimit is the generator CPU (cores) that counts as "near a full core".
 	CPUCoreLimit = 0.9
 	// TrackingRatio is how close 2xx/s must be to the offered rate to call
@@ -66,19 +71,18 @@ func judge(p *PhaseResult, model string, think float64, inflightCap int, cpuIsOu
 	meanLatS := p.Latency.Mean / 1000
 	thr := p.CompletedPerS
 
-	// Generator-bound.
+	// Generator-bound: only what the generator itself caused. A send lag
+	// far below the latency is a footnote (the table shows it), and requests
+	// not sent because the in-flight cap was full are the target's overload
+	// (see over-capacity), not the generator's.
 	var reasons []string
 	nums := map[string]float64{
-		"send_lag_p99_ms": p.SendLag.P99, "not_sent": float64(p.NotSent), "planned": float64(p.Planned),
+		"send_lag_p99_ms": p.SendLag.P99, "latency_p99_ms": p.Latency.P99,
 		"generator_cpu_cores": p.GeneratorCPUCores,
 	}
-	if p.SendLag.P99 > SendLagLimitMS {
-		reasons = append(reasons, fmt.Sprintf("send lag p99 %.2f ms > %.0f ms", p.SendLag.P99, SendLagLimitMS))
-	}
-	if p.NotSent > 0 {
-		reasons = append(reasons, fmt.Sprintf("%d of %d planned requests not sent (in-flight cap %d reached)",
-			p.NotSent, p.Planned, inflightCap))
-		nums["max_inflight"] = float64(inflightCap)
+	if p.SendLag.P99 > SendLagLimitMS && p.SendLag.P99 >= LagShareLimit*p.Latency.P99 {
+		reasons = append(reasons, fmt.Sprintf("send lag p99 %.2f ms > %.0f ms and %.0f %% of the latency p99 %.2f ms",
+			p.SendLag.P99, SendLagLimitMS, 100*p.SendLag.P99/max(p.Latency.P99, 1e-9), p.Latency.P99))
 	}
 	if cpuIsOurs && p.GeneratorCPUCores >= CPUCoreLimit {
 		reasons = append(reasons, fmt.Sprintf("generator used %.2f cores", p.GeneratorCPUCores))
@@ -139,12 +143,12 @@ func judge(p *PhaseResult, model string, think float64, inflightCap int, cpuIsOu
 				p.Errors.Connection, p.Completed, p.OKPerS)})
 		case len(reasons) == 0:
 			vs = append(vs, Verdict{Kind: OverCapacity, Numbers: n, Message: fmt.Sprintf(
-				"2xx/s %.0f of the offered %.0f req/s (%.1f %%) while the generator kept up: the target is saturated",
-				p.OKPerS, p.OfferedRate, 100*ratio)})
+				"2xx/s %.0f of the offered %.0f req/s (%.1f %%) while the generator kept up: the target is saturated%s",
+				p.OKPerS, p.OfferedRate, 100*ratio, notSent(p, inflightCap, n))})
 		default:
 			vs = append(vs, Verdict{Kind: OverCapacity, Numbers: n, Message: fmt.Sprintf(
-				"2xx/s %.0f of the offered %.0f req/s (%.1f %%): the target is saturated, though the generator was also late (see generator-bound)",
-				p.OKPerS, p.OfferedRate, 100*ratio)})
+				"2xx/s %.0f of the offered %.0f req/s (%.1f %%): the target is saturated, though the generator was also late (see generator-bound)%s",
+				p.OKPerS, p.OfferedRate, 100*ratio, notSent(p, inflightCap, n))})
 		}
 	}
 
@@ -158,6 +162,17 @@ func judge(p *PhaseResult, model string, think float64, inflightCap int, cpuIsOu
 				"connection": float64(p.Errors.Connection), "other": float64(p.Errors.Other)}})
 	}
 	return vs
+}
+
+// notSent says, for an over-capacity verdict, how many requests were not
+// sent because the in-flight cap was full (adding the figures to n): the
+// target's overload, since the cap fills when responses are late.
+func notSent(p *PhaseResult, inflightCap int, n map[string]float64) string {
+	if p.NotSent == 0 {
+		return ""
+	}
+	n["not_sent"], n["planned"], n["max_inflight"] = float64(p.NotSent), float64(p.Planned), float64(inflightCap)
+	return fmt.Sprintf("; %d of %d planned requests were not sent, the in-flight cap of %d being full of slow requests", p.NotSent, p.Planned, inflightCap)
 }
 
 func joinReasons(rs []string) string {

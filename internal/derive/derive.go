@@ -76,11 +76,16 @@ func Trace(ctx context.Context, run *rundir.Run) *rundir.Analysis {
 	an := &rundir.Analysis{Schema: rundir.AnalysisSchema}
 	an.Profiles = summarizeProfiles(run)
 	traceFindings := analyzeTrace(ctx, run, an)
-	an.Phases = derivePhases(run.Result, run.Lines)
+	busy := -1.0
+	if an.Trace != nil {
+		busy = psBusy(an.Trace)
+	}
+	an.Phases = derivePhases(run.Result, run.Lines, busy, run.Manifest.Machine.CPUs)
 	if ps := run.MetricsProblems; len(ps) > 0 {
 		an.MetricsProblems, an.MetricsSkipped = ps[:min(len(ps), rundir.MaxRecordedProblems)], len(ps)
 	}
-	an.Findings = append(findings(an.Phases, an.Profiles, run.Result), traceFindings...)
+	an.Diagnosis = diagnose(&run.Manifest, run.Result, an)
+	an.Findings = rankFindings(append(findings(an.Phases, an.Profiles, run.Result, an.Diagnosis), traceFindings...))
 	return an
 }
 

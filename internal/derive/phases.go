@@ -1,8 +1,10 @@
 package derive
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"time"
 
@@ -21,7 +23,11 @@ const (
 )
 
 // derivePhases computes each steady phase's figures from the polls.
-func derivePhases(res *load.Result, lines []rundir.MetricsLine) []rundir.PhaseFigures {
+//
+// psBusy is the trace's mean P busy share (-1 without a trace) and
+// machineCPUs the machine's CPUs (0 unknown): both tell a CPU ceiling from a
+// generator that is late only because the target shares its CPUs.
+func derivePhases(res *load.Result, lines []rundir.MetricsLine, psBusy float64, machineCPUs int) []rundir.PhaseFigures {
 	if res == nil {
 		return nil
 	}
@@ -69,7 +75,11 @@ func derivePhases(res *load.Result, lines []rundir.MetricsLine) []rundir.PhaseFi
 				a.add(pp)
 			}
 		}
-		f.CPUWithoutCaptures = phaseCPU(&f, lines, cleanRun(lines, idx))
+		// The CPU over the polls that captured nothing, when there are
+		// enough of them to stand for the phase (three intervals).
+		if clean := cleanRun(lines, idx); len(clean) >= 4 {
+			f.CPUWithoutCaptures = phaseCPU(&f, lines, clean)
+		}
 		if !f.CPUWithoutCaptures {
 			phaseCPU(&f, lines, idx)
 		}
@@ -98,7 +108,7 @@ func derivePhases(res *load.Result, lines []rundir.MetricsLine) []rundir.PhaseFi
 			f.Pools = append(f.Pools, a.PoolFigures)
 		}
 		if !f.Tracking {
-			f.Ceiling = findCeiling(&f, &ph, res.CPUIncludesTarget)
+			f.Ceiling = findCeiling(&f, &ph, res.CPUIncludesTarget, psBusy, machineCPUs)
 		}
 		out = append(out, f)
 	}
@@ -147,9 +157,13 @@ func (a *poolAcc) finish(okPerS float64) {
 // findCeiling names what limited a phase that did not track its offered
 // rate: the saturated pool with the shortest hold (a pool whose members
 // wait on another saturated pool holds them longer, so the innermost one is
-// the limit), else the CPU when the target used nearly GOMAXPROCS cores,
-// else the generator when its verdicts say so.
-func findCeiling(f *rundir.PhaseFigures, ph *load.PhaseResult, cpuIncludesTarget bool) *rundir.Ceiling {
+// the limit); else the CPU when the target used nearly GOMAXPROCS cores,
+// kept its Ps busy in the trace, or shared a saturated machine with the
+// generator; else the generator only when it was short of CPU in its own
+// process. Requests not sent because the in-flight cap was full, and a
+// send lag that rose while the target was saturated, are the target's
+// overload, not the generator's.
+func findCeiling(f *rundir.PhaseFigures, ph *load.PhaseResult, cpuIncludesTarget bool, psBusy float64, machineCPUs int) *rundir.Ceiling {
 	var best *rundir.PoolFigures
 	for i := range f.Pools {
 		p := &f.Pools[i]
@@ -168,12 +182,16 @@ func findCeiling(f *rundir.PhaseFigures, ph *load.PhaseResult, cpuIncludesTarget
 		}
 		return &rundir.Ceiling{What: rundir.KindPool, Pool: best.Name, Reason: reason}
 	}
-	if f.GOMAXPROCS > 0 && f.CPUCores >= 0.9*float64(f.GOMAXPROCS) && !cpuIncludesTarget {
-		return &rundir.Ceiling{What: rundir.KindCPU, Reason: fmt.Sprintf("the target used %.2f cores of GOMAXPROCS %d and no pool was full", f.CPUCores, f.GOMAXPROCS)}
-	}
-	for _, v := range ph.VerdictDetails {
-		if v.Kind == load.GeneratorBound {
-			return &rundir.Ceiling{What: rundir.KindGenerator, Reason: "the load generator was the limit: " + v.Message}
+	if !cpuIncludesTarget {
+		switch {
+		case f.GOMAXPROCS > 0 && f.CPUCores >= 0.9*float64(f.GOMAXPROCS):
+			return &rundir.Ceiling{What: rundir.KindCPU, Reason: fmt.Sprintf("the target used %.2f cores of GOMAXPROCS %d and no pool was full", f.CPUCores, f.GOMAXPROCS)}
+		case psBusy >= PsBusyLimit:
+			return &rundir.Ceiling{What: rundir.KindCPU, Reason: fmt.Sprintf("the target's Ps were busy %.0f%% of the trace (%.2f cores used) and no pool was full", 100*psBusy, f.CPUCores)}
+		case machineCPUs > 0 && f.CPUFromProc && f.CPUCores+ph.GeneratorCPUCores >= 0.9*float64(machineCPUs):
+			return &rundir.Ceiling{What: rundir.KindCPU, Reason: fmt.Sprintf("the machine's %d CPUs were saturated: the target used %.2f cores and the generator beside it %.2f", machineCPUs, f.CPUCores, ph.GeneratorCPUCores)}
+		case ph.GeneratorCPUCores >= load.CPUCoreLimit:
+			return &rundir.Ceiling{What: rundir.KindGenerator, Reason: fmt.Sprintf("the load generator used %.2f cores while the target used %.2f of GOMAXPROCS %d", ph.GeneratorCPUCores, f.CPUCores, f.GOMAXPROCS)}
 		}
 	}
 	return &rundir.Ceiling{What: rundir.KindUnknown, Reason: "no registered pool was full and the target's CPU was not near GOMAXPROCS; see the trace analysis"}
@@ -243,17 +261,25 @@ func holdOrInf(p *rundir.PoolFigures) float64 {
 }
 
 // findings draws the run's conclusions from the derived figures and the
-// profile summaries.
-func findings(phases []rundir.PhaseFigures, profiles []rundir.ProfileSummary, res *load.Result) []rundir.Finding {
+// profile summaries. The generator is a finding only when the diagnosis
+// names it a cause (a late generator against a saturated target is the
+// target's overload), and a phase whose ceiling already names it does not
+// get the same sentence twice.
+func findings(phases []rundir.PhaseFigures, profiles []rundir.ProfileSummary, res *load.Result, d *rundir.Diagnosis) []rundir.Finding {
 	var out []rundir.Finding
+	generatorCeiling := map[string]bool{}
 	for _, f := range phases {
 		if c := f.Ceiling; c != nil {
-			title := fmt.Sprintf("%s: the ceiling was %s", f.Name, c.What)
+			title := fmt.Sprintf("%s: the ceiling was %s", f.Name, ceilingWhat(c.What))
 			if c.Pool != "" {
 				title = fmt.Sprintf("%s: the ceiling was pool %s", f.Name, c.Pool)
 			}
-			out = append(out, rundir.Finding{Kind: rundir.KindCeiling, Title: title, Detail: c.Reason,
-				Numbers: map[string]float64{"offered_rate": f.OfferedRate, "achieved_per_s": f.AchievedPerS}})
+			generatorCeiling[f.Name] = c.What == rundir.KindGenerator
+			n := map[string]float64{"offered_rate": f.OfferedRate, "achieved_per_s": f.AchievedPerS}
+			if f.OfferedRate > 0 {
+				n["lost_share"] = 1 - f.AchievedPerS/f.OfferedRate
+			}
+			out = append(out, rundir.Finding{Kind: rundir.KindCeiling, Title: title, Detail: c.Reason, Numbers: n})
 		}
 		for _, p := range f.Pools {
 			if p.Size == 0 || p.SaturatedShare < SaturatedShareLimit {
@@ -275,15 +301,80 @@ func findings(phases []rundir.PhaseFigures, profiles []rundir.ProfileSummary, re
 				Detail: fmt.Sprintf("%.0f%% of %s over the steady phase", 100*t.Share, p.SampleType)})
 		}
 	}
-	if res != nil {
+	if res != nil && blamesGenerator(d) {
 		for _, ph := range res.Phases {
+			if generatorCeiling[ph.Name] {
+				continue
+			}
 			for _, v := range ph.VerdictDetails {
 				if v.Kind == load.GeneratorBound {
-					out = append(out, rundir.Finding{Kind: rundir.KindGenerator, Title: ph.Name + ": the load generator was the limit", Detail: v.Message, Numbers: v.Numbers})
+					out = append(out, rundir.Finding{Kind: rundir.KindGenerator, Title: ph.Name + ": the load generator was late", Detail: v.Message, Numbers: v.Numbers})
 				}
 			}
 		}
 	}
+	return out
+}
+
+// ceilingWhat says a ceiling's kind in words.
+func ceilingWhat(k rundir.Kind) string {
+	switch k {
+	case rundir.KindCPU:
+		return "the CPU"
+	case rundir.KindGenerator:
+		return "the load generator"
+	case rundir.KindUnknown:
+		return "not identified"
+	}
+	return string(k)
+}
+
+func blamesGenerator(d *rundir.Diagnosis) bool {
+	if d == nil {
+		return false
+	}
+	for _, c := range d.Causes {
+		if c.Kind == rundir.KindGenerator {
+			return true
+		}
+	}
+	return false
+}
+
+// findingRank ranks finding kinds by impact: what limited throughput,
+// then what made requests wait, then the figures behind them.
+func findingRank(k rundir.Kind) int {
+	switch k {
+	case rundir.KindCeiling:
+		return 0
+	case rundir.KindPoolSaturated:
+		return 1
+	case rundir.KindGenerator:
+		return 2
+	case rundir.KindPinned:
+		return 3
+	case rundir.KindContention:
+		return 4
+	case rundir.KindSchedLatency:
+		return 5
+	}
+	return 6
+}
+
+// rankFindings orders findings by impact (a ceiling by the share of the
+// offered rate it lost) and drops repeats of a title.
+func rankFindings(fs []rundir.Finding) []rundir.Finding {
+	seen := map[string]bool{}
+	out := []rundir.Finding{}
+	for _, f := range fs {
+		if !seen[f.Title] {
+			seen[f.Title] = true
+			out = append(out, f)
+		}
+	}
+	slices.SortStableFunc(out, func(x, y rundir.Finding) int {
+		return cmp.Or(cmp.Compare(findingRank(x.Kind), findingRank(y.Kind)), cmp.Compare(y.Numbers["lost_share"], x.Numbers["lost_share"]))
+	})
 	return out
 }
 

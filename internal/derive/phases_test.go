@@ -14,6 +14,8 @@ func TestFindCeiling(t *testing.T) {
 		name  string
 		f     rundir.PhaseFigures
 		ph    load.PhaseResult
+		busy  float64 // the trace's P busy share, -1 none
+		cpus  int     // the machine's
 		want  rundir.Kind
 		wantP string
 	}{
@@ -33,18 +35,30 @@ func TestFindCeiling(t *testing.T) {
 			want: rundir.KindCPU,
 		},
 		{
-			name: "unbounded pools never are",
+			name: "unbounded pools never are; a generator short of CPU in its own process is",
 			f:    rundir.PhaseFigures{AchievedPerS: 90, OfferedRate: 200, Pools: []rundir.PoolFigures{{Name: "workers", Size: 0, SaturatedShare: 1}}},
-			ph:   load.PhaseResult{VerdictDetails: []load.Verdict{{Kind: load.GeneratorBound, Message: "send lag"}}},
-			want: rundir.KindGenerator,
+			ph:   load.PhaseResult{GeneratorCPUCores: 0.97, VerdictDetails: []load.Verdict{{Kind: load.GeneratorBound, Message: "send lag"}}},
+			busy: -1, want: rundir.KindGenerator,
+		},
+		{
+			name: "a late generator beside a target whose Ps are busy: the CPU",
+			f:    rundir.PhaseFigures{AchievedPerS: 1700, OfferedRate: 3000, GOMAXPROCS: 2, CPUCores: 1.4},
+			ph:   load.PhaseResult{GeneratorCPUCores: 0.5, NotSent: 4000, VerdictDetails: []load.Verdict{{Kind: load.GeneratorBound, Message: "send lag"}}},
+			busy: 0.99, want: rundir.KindCPU,
+		},
+		{
+			name: "no trace, but target and generator fill the machine: the CPU",
+			f:    rundir.PhaseFigures{AchievedPerS: 1700, OfferedRate: 3000, GOMAXPROCS: 2, CPUCores: 1.4, CPUFromProc: true},
+			ph:   load.PhaseResult{GeneratorCPUCores: 0.5},
+			busy: -1, cpus: 2, want: rundir.KindCPU,
 		},
 		{
 			name: "nothing known",
 			f:    rundir.PhaseFigures{AchievedPerS: 90, OfferedRate: 200},
-			want: rundir.KindUnknown,
+			busy: -1, want: rundir.KindUnknown,
 		},
 	} {
-		c := findCeiling(&tc.f, &tc.ph, false)
+		c := findCeiling(&tc.f, &tc.ph, false, tc.busy, tc.cpus)
 		if c.What != tc.want || c.Pool != tc.wantP {
 			t.Errorf("%s: got %+v", tc.name, c)
 		}

@@ -41,6 +41,13 @@ func writeSummary(w io.Writer, m *rundir.Manifest, res *load.Result, an *rundir.
 	}
 	p("\n\n")
 
+	if an != nil {
+		writeDiagnosis(p, an.Diagnosis)
+		if an.Trace != nil && an.Trace.Requests != nil {
+			writeAnatomy(p, an.Trace.Requests)
+		}
+	}
+
 	if res != nil {
 		p("== load (results.json, load.hlog)\n")
 		if err := load.Table(w, res); err != nil {

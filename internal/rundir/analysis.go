@@ -25,7 +25,10 @@ type Analysis struct {
 	Profiles []ProfileSummary `json:"profiles"`
 	// Phases has the derived figures of each steady phase.
 	Phases []PhaseFigures `json:"phases"`
-	// Findings are the conclusions, most important first.
+	// Diagnosis ranks the causes of the run's latency and ceiling by
+	// impact; nil when the run has nothing to diagnose (no steady phase).
+	Diagnosis *Diagnosis `json:"diagnosis,omitempty"`
+	// Findings are the other conclusions, most important first, each once.
 	Findings []Finding `json:"findings"`
 	// MetricsProblems are the first MaxRecordedProblems lines of
 	// metrics.jsonl that were skipped (ReadMetrics), MetricsSkipped how many
@@ -114,6 +117,49 @@ type Ceiling struct {
 	What   Kind   `json:"what"`
 	Pool   string `json:"pool,omitempty"`
 	Reason string `json:"reason"`
+}
+
+// Diagnosis is the run's answer to "why is my p99 high, and what limits
+// throughput": causes ranked by their share of the slowest requests' time
+// (and, for a ceiling, of the offered rate lost).
+type Diagnosis struct {
+	// Basis says what the shares are of; BasisDetail says it for people
+	// ("the p99 band: 31 requests of 612 ms or more").
+	Basis       DiagnosisBasis `json:"basis"`
+	BasisDetail string         `json:"basis_detail"`
+	// Causes, largest impact first; each kind (and pool) once.
+	Causes []Cause `json:"causes"`
+}
+
+// DiagnosisBasis is what a Diagnosis' shares are shares of.
+type DiagnosisBasis string
+
+// Bases of a diagnosis.
+const (
+	// BasisRequests: the p99 band of the per-request anatomy (the target
+	// runs schedscope's agent middleware).
+	BasisRequests DiagnosisBasis = "requests"
+	// BasisClass: the goroutines serving requests (net/http's connection
+	// goroutines), per class: the target has no middleware.
+	BasisClass DiagnosisBasis = "class"
+	// BasisPolls: no trace; the polls and the load's figures only.
+	BasisPolls DiagnosisBasis = "polls"
+)
+
+// Cause is one ranked cause of a Diagnosis.
+type Cause struct {
+	Kind Kind   `json:"kind"`
+	Pool string `json:"pool,omitempty"` // KindPool: which
+	// Share is the cause's share of the basis' time, 0 to 1.
+	Share float64 `json:"share"`
+	// LostShare is, for the cause of a ceiling, the share of the offered
+	// rate that was not served (1 - 2xx/s / offered).
+	LostShare float64 `json:"lost_share,omitempty"`
+	// Title says the cause in one line, Evidence the figures behind it,
+	// Change what to change.
+	Title    string   `json:"title"`
+	Evidence []string `json:"evidence"`
+	Change   string   `json:"change"`
 }
 
 // Finding is one conclusion of a run.
@@ -211,6 +257,30 @@ const (
 	KindSnapshot Kind = "snapshot"
 	// KindInfo: a neutral statement.
 	KindInfo Kind = "info"
+
+	// Causes of a Diagnosis beyond the kinds above (KindCPU, KindPool,
+	// KindGenerator, KindPinned, KindContention serve there too).
+
+	// KindGOMAXPROCS: the Ps were busy while the machine had CPUs
+	// GOMAXPROCS left unused.
+	KindGOMAXPROCS Kind = "gomaxprocs"
+	// KindGC: GC assists, waits for the GC and its pauses.
+	KindGC Kind = "gc"
+	// KindDownstream: waiting for the network: a downstream service.
+	KindDownstream Kind = "downstream"
+	// KindWork: the handlers' own CPU work, the Ps not being saturated.
+	KindWork Kind = "work"
+	// KindSleep: the handlers sleep (time.Sleep, timers).
+	KindSleep Kind = "sleep"
+	// KindChannel: waiting on channels not marked as a pool wait.
+	KindChannel Kind = "channel"
+	// KindSyscall: blocking system calls (no thread held long enough to
+	// count as pinned).
+	KindSyscall Kind = "syscall"
+	// KindOutside: time outside the handler (accept, reading the request,
+	// writing the response, the network) that neither a saturated CPU nor
+	// the generator explains.
+	KindOutside Kind = "outside-handler"
 
 	// The load generator's verdicts (load.VerdictKind).
 	KindLittlesLaw    = Kind(load.LittlesLaw)

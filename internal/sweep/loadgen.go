@@ -66,7 +66,7 @@ func measured(p load.PhaseResult, interrupted bool) Measured {
 		if v.Kind == load.GeneratorBound {
 			m.GeneratorVerdict = true
 			m.GeneratorBound, m.GeneratorNote = MaterialGeneratorBound(
-				v.Numbers["send_lag_p99_ms"], p.Latency.P50, v.Numbers["not_sent"], v.Numbers["planned"], v.Numbers["generator_cpu_cores"])
+				v.Numbers["send_lag_p99_ms"], p.Latency.P50, v.Numbers["generator_cpu_cores"])
 		}
 	}
 	return m
@@ -74,23 +74,22 @@ func measured(p load.PhaseResult, interrupted bool) Measured {
 
 // MaterialGeneratorBound decides whether a generator-bound verdict changes
 // what a step measured, and says why. The generator calls itself a limit
-// when its send lag p99 exceeds 1 ms, when requests were not sent, or when it
-// used most of a core. On a small shared machine a 1-2 ms lag is common; it
-// matters only against the latency it is part of, since latency is measured
-// from the intended send time anyway. So the step is generator-bound (and
-// left out of the knee) when more than 1 % of planned requests were not sent,
-// when the generator used 0.9 cores or more, or when the send lag p99 exceeds
-// both 1 ms and 20 % of the step's p50 latency.
-func MaterialGeneratorBound(lagP99MS, p50MS, notSent, planned, cpuCores float64) (bool, string) {
+// when its send lag p99 exceeds 1 ms and a tenth of the latency p99, or when
+// it used most of a core (requests not sent because the in-flight cap was
+// full are the target's overload, and no generator verdict). On a small
+// shared machine a 1-2 ms lag is common; it matters only against the
+// latency it is part of, since latency is measured from the intended send
+// time anyway. So the step is generator-bound (and left out of the knee)
+// when the generator used 0.9 cores or more, or when the send lag p99
+// exceeds both 1 ms and 20 % of the step's p50 latency.
+func MaterialGeneratorBound(lagP99MS, p50MS, cpuCores float64) (bool, string) {
 	switch {
-	case planned > 0 && notSent > 0.01*planned:
-		return true, fmt.Sprintf("%.0f of %.0f planned requests not sent", notSent, planned)
 	case cpuCores >= load.CPUCoreLimit:
 		return true, fmt.Sprintf("generator used %.2f cores", cpuCores)
 	case lagP99MS > load.SendLagLimitMS && lagP99MS > 0.2*p50MS:
 		return true, fmt.Sprintf("send lag p99 %.2f ms, over 20 %% of the p50 latency %.2f ms", lagP99MS, p50MS)
 	}
-	return false, fmt.Sprintf("immaterial: send lag p99 %.2f ms against a p50 latency of %.2f ms, %.0f not sent, generator %.2f cores", lagP99MS, p50MS, notSent, cpuCores)
+	return false, fmt.Sprintf("immaterial: send lag p99 %.2f ms against a p50 latency of %.2f ms, generator %.2f cores", lagP99MS, p50MS, cpuCores)
 }
 
 func msDuration(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }

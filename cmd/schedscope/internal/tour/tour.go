@@ -326,8 +326,8 @@ func FrameFromLive(cfg Config, model fixtures.Model, step int, offset time.Durat
 			Detail: fmt.Sprintf("offered %s req/s, %s answered per second of this step; p50 %s for %v of work", fmtRate(p.OfferedRate), fmtRate(served), fmtDur(p.IntervalP50), cfg.Sleep)})
 	}
 	if p.NotSent > 0 {
-		f.Verdicts = append(f.Verdicts, tui.Verdict{Kind: rundir.KindGenerator, Title: "the generator is the limit",
-			Detail: fmt.Sprintf("%d requests not sent this phase: every in-flight slot was busy", p.NotSent)})
+		f.Verdicts = append(f.Verdicts, tui.Verdict{Kind: rundir.KindOverCapacity, Title: "the target is overloaded: requests not sent",
+			Detail: fmt.Sprintf("%d requests not sent this phase: every in-flight slot held a slow request", p.NotSent)})
 	}
 	if running && model != fixtures.ModelPool && p.OfferedRate > ceil && served > 1.05*ceil && p.IntervalP50 > 0 && p.IntervalP50 < 2*cfg.Sleep {
 		f.Verdicts = append(f.Verdicts, tui.Verdict{Kind: rundir.KindPassed, Title: "passes the pool's ceiling",
