@@ -125,7 +125,7 @@ func diagnose(m *rundir.Manifest, res *load.Result, an *rundir.Analysis) *rundir
 // the serving goroutines' class; nil with neither (BasisPolls).
 func (s *situation) basis(d *rundir.Diagnosis) (split, kids []analyze.Share) {
 	d.Basis = rundir.BasisPolls
-	d.BasisDetail = "no trace: the polls and the load's figures only"
+	d.BasisDetail = "the load's figures and the polls (no trace was captured)"
 	if s.rep == nil || s.rep.Requests == nil {
 		return nil, nil
 	}
@@ -134,7 +134,7 @@ func (s *situation) basis(d *rundir.Diagnosis) (split, kids []analyze.Share) {
 		for _, b := range rq.Bands {
 			if b.Name == ">=p99" {
 				d.Basis = rundir.BasisRequests
-				d.BasisDetail = fmt.Sprintf("the p99 band of the traced requests: %d of %d requests, %s or more", b.Requests, rq.Requests, fmtNs(b.FromNs))
+				d.BasisDetail = fmt.Sprintf("the p99 band's time: the %d slowest of %d traced requests, %s or more", b.Requests, rq.Requests, fmtNs(b.FromNs))
 				return b.Split, b.Children
 			}
 		}
@@ -142,12 +142,12 @@ func (s *situation) basis(d *rundir.Diagnosis) (split, kids []analyze.Share) {
 	for _, c := range rq.Classes {
 		if c.Serving {
 			d.Basis = rundir.BasisClass
-			d.BasisDetail = fmt.Sprintf("per goroutine class, not per request (the target has no schedscope middleware): the %d %s goroutines, their time waiting for a next request left out",
+			d.BasisDetail = fmt.Sprintf("the time of the %d %s goroutines, per goroutine class and not per request (the target has no schedscope middleware), their waits for a next request left out",
 				c.Goroutines, c.Class)
 			return c.Split, c.Created
 		}
 	}
-	d.BasisDetail = "the trace shows no request tasks and no net/http serving goroutines: the polls and the load's figures only"
+	d.BasisDetail = "the load's figures and the polls (the trace shows no request tasks and no net/http serving goroutines)"
 	return nil, nil
 }
 
@@ -484,7 +484,7 @@ func writeDiagnosis(w func(format string, args ...any), d *rundir.Diagnosis) {
 	if d == nil {
 		return
 	}
-	w("== diagnosis (%s)\n", d.BasisDetail)
+	w("== diagnosis (shares of %s)\n", d.BasisDetail)
 	if len(d.Causes) == 0 {
 		w("nothing stands out: no cause takes %.0f %% of the time or of the offered rate\n\n", 100*MinCauseShare)
 		return
@@ -545,6 +545,9 @@ func writeAnatomy(w func(format string, args ...any), r *analyze.RequestsReport)
 func splitLine(split []analyze.Share) string {
 	var parts []string
 	for _, s := range split[:min(len(split), anatomyTop)] {
+		if s.Pct < 0.5 {
+			break // largest first: the rest round to 0 %
+		}
 		name := string(s.State)
 		if s.Pool != "" {
 			name += " " + s.Pool

@@ -8,10 +8,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 
+	"github.com/schedscope/schedscope/analyze"
 	"github.com/schedscope/schedscope/collect/load"
 	"github.com/schedscope/schedscope/internal/rundir"
 )
@@ -45,6 +47,9 @@ type RunReport struct {
 	// MetricsProblems are metrics.jsonl's lines that were skipped, where
 	// and why; the report says so, and the plots use Points alone.
 	MetricsProblems rundir.MetricsProblems
+	// Analysis is analysis.json (nil before derivation): the diagnosis and
+	// the request anatomy come from it.
+	Analysis *rundir.Analysis
 	// Files are the paths written, report first.
 	Files []string
 }
@@ -62,7 +67,7 @@ func WriteRun(dir, outDir string) (*RunReport, error) {
 		}
 		return nil, err
 	}
-	r := &RunReport{Dir: dir, Manifest: run.Manifest, Result: run.Result, Points: run.Lines, MetricsProblems: run.MetricsProblems}
+	r := &RunReport{Dir: dir, Manifest: run.Manifest, Result: run.Result, Points: run.Lines, MetricsProblems: run.MetricsProblems, Analysis: run.Analysis}
 	if outDir == "" {
 		outDir = dir
 	}
@@ -116,6 +121,9 @@ func RenderRun(w io.Writer, r *RunReport, latencyPNG, goroutinesPNG string) erro
 		md.f("| date | %s |\n", m.Start.UTC().Format("2006-01-02 15:04 UTC"))
 	}
 	md.f("\n")
+	if an := r.Analysis; an != nil {
+		renderDiagnosis(md, an)
+	}
 	if res := r.Result; res != nil && len(res.Phases) > 0 {
 		md.f("## Phases\n\n2xx/s is the load generator's: the rate the target answered the phase's requests with 2xx (first to last completion); latency in ms, from each request's intended send time.\n\n")
 		md.f("| phase | offered req/s | duration | 2xx/s | p50 | p99 | p99.9 | max | errors | not sent | verdicts |\n")
@@ -211,4 +219,67 @@ func goroutinesOverTime(points []rundir.MetricsLine) *plot.Plot {
 	addLines(p, []series{{"goroutines", g}, {"runnable", run}, {"OS threads", th}})
 	p.X.Min, p.Y.Min = 0, 0
 	return p
+}
+
+// renderDiagnosis writes the diagnosis and the request anatomy.
+func renderDiagnosis(md *mdWriter, an *rundir.Analysis) {
+	if d := an.Diagnosis; d != nil {
+		md.f("## Diagnosis\n\nCauses ranked by their share of %s", d.BasisDetail)
+		md.f(" and, for a ceiling, of the offered rate lost.\n\n")
+		if len(d.Causes) == 0 {
+			md.f("Nothing stands out.\n\n")
+		}
+		for i, c := range d.Causes {
+			var parts []string
+			if c.Share > 0 {
+				parts = append(parts, fmt.Sprintf("%.0f %% of the time", 100*c.Share))
+			}
+			if c.LostShare > 0 {
+				parts = append(parts, fmt.Sprintf("%.0f %% of the offered rate lost", 100*c.LostShare))
+			}
+			md.f("%d. **%s** (%s)\n", i+1, c.Title, strings.Join(parts, "; "))
+			for _, e := range c.Evidence {
+				if !strings.HasSuffix(e, "of the time") {
+					md.f("   - %s\n", e)
+				}
+			}
+			md.f("   - change: %s\n", c.Change)
+		}
+		md.f("\n")
+	}
+	if an.Trace == nil || an.Trace.Requests == nil {
+		return
+	}
+	rq := an.Trace.Requests
+	split := func(ss []analyze.Share) string {
+		var parts []string
+		for _, s := range ss[:min(len(ss), 6)] {
+			if s.Pct < 0.5 {
+				break
+			}
+			name := string(s.State)
+			if s.Pool != "" {
+				name += " " + s.Pool
+			}
+			parts = append(parts, fmt.Sprintf("%.0f %% %s", s.Pct, name))
+		}
+		return strings.Join(parts, ", ")
+	}
+	if rq.PerRequest {
+		md.f("## Where the requests' time went\n\nFrom the execution trace: each request's handler split by scheduler state (%d requests", rq.Requests)
+		if rq.Joined > 0 {
+			md.f(", %d joined with the generator's request ids: time before the handler counted", rq.Joined)
+		}
+		md.f(").\n\n| band | requests | latency | split |\n|---|---:|---|---|\n")
+		for _, b := range rq.Bands {
+			md.f("| %s | %d | %s - %s | %s |\n", b.Name, b.Requests, time.Duration(b.FromNs).Round(time.Microsecond), time.Duration(b.ToNs).Round(time.Microsecond), split(b.Split))
+		}
+		md.f("\n")
+		return
+	}
+	md.f("## Where the goroutines' time went, per class\n\n%s.\n\n| class | goroutines | split |\n|---|---:|---|\n", rq.Note)
+	for _, c := range rq.Classes[:min(len(rq.Classes), 5)] {
+		md.f("| `%s` | %d | %s |\n", c.Class, c.Goroutines, split(c.Split))
+	}
+	md.f("\n")
 }

@@ -106,6 +106,16 @@ func RunSummary(out *collect.Outcome, d *derive.Derived) *tui.Summary {
 		}
 	}
 	if d != nil {
+		// The diagnosis first, ranked; then the other findings.
+		if dg := d.Analysis.Diagnosis; dg != nil {
+			for i, c := range dg.Causes {
+				title := fmt.Sprintf("%d. %s", i+1, c.Title)
+				if c.Share > 0 {
+					title += fmt.Sprintf(" (%.0f %% of the time)", 100*c.Share)
+				}
+				s.Verdicts = append(s.Verdicts, tui.Verdict{Kind: c.Kind, Title: title, Detail: "change: " + c.Change})
+			}
+		}
 		for _, fd := range d.Analysis.Findings {
 			s.Verdicts = append(s.Verdicts, tui.Verdict{Kind: fd.Kind, Title: fd.Title, Detail: fd.Detail})
 		}
