@@ -69,6 +69,28 @@
 // every pool's size, use and waits beside the runtime's figures, and
 // `schedscope run` derives each pool's Little's-law capacity from them.
 //
+// # Request anatomy
+//
+// schedscope's trace analyzer splits each request's wall time by what the Go
+// scheduler did with its goroutines (running, runnable, blocked, waiting for
+// a pool). It finds the requests and the pool waits in the execution trace
+// through three annotations, which cost nothing measurable while no trace
+// is being recorded:
+//
+//   - Middleware runs each request in a runtime/trace task of type
+//     RequestTaskType and logs, under RequestLogCategory on the handler's
+//     goroutine, the handler's start (unix ns) and, when the request carries
+//     the load generator's RequestHeader, its id and intended start:
+//     "1700000000123456789 run1-42 1700000000000000000".
+//   - Wait(ctx, pool) marks a wait for a pool as a region of type
+//     WaitRegionPrefix+pool ("schedscope.wait:db") on the waiting goroutine;
+//     end it on that goroutine as soon as the wait is over. TransportPool
+//     marks its connection waits so by itself, under its name (see Named).
+//   - Work handed to another goroutine (a worker pool's) runs in a region
+//     under the request's context: trace.WithRegion(reqCtx, WorkRegionType,
+//     work). The analyzer then counts the worker's time as the request's, and
+//     shows the request's own goroutine waiting for it meanwhile.
+//
 // # Flight recorder
 //
 // The agent can keep a runtime/trace.FlightRecorder: the execution trace of

@@ -3,11 +3,13 @@ package agent_test
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"log"
 	"net/http"
 	"net/http/httptest"
 	"net/http/pprof"
 	"os"
+	"runtime/trace"
 	"sync/atomic"
 
 	"github.com/schedscope/schedscope/collect/agent"
@@ -179,4 +181,107 @@ func ExampleHistogram_Sub() {
 	// samples in the interval: 95
 	// p50 at most: 1e-05
 	// p99 at most: 0.001
+}
+
+// Wrap the handlers whose requests schedscope measures (not the agent's own
+// endpoints). While an execution trace is being recorded, each request runs
+// in a task of type agent.RequestTaskType that logs its start time and the
+// load generator's agent.RequestHeader; with none, the handler runs as it
+// would without Middleware.
+func ExampleMiddleware() {
+	mux := http.NewServeMux()
+	mux.Handle("/hello", agent.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintln(w, "hello")
+	})))
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+
+	req, err := http.NewRequest(http.MethodGet, srv.URL+"/hello", nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	// What `schedscope run` sends: "<tag>-<seq> <intended-unix-ns>".
+	req.Header.Set(agent.RequestHeader, "run1-42 1700000000000000000")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Print(resp.StatusCode, " ", string(body))
+	// Output:
+	// 200 hello
+}
+
+// Mark each wait for a bounded resource with Wait, under the request's
+// context, so the analyzer shows how long the request waited for which pool;
+// and run work handed to a worker goroutine inside a region under the
+// request's context, so the analyzer counts the worker's time as the
+// request's.
+func ExampleWait() {
+	permits := make(chan struct{}, 2) // a limit of two at once
+	handler := func(w http.ResponseWriter, r *http.Request) {
+		ctx := r.Context()
+		end := agent.Wait(ctx, "workers")
+		select {
+		case permits <- struct{}{}:
+			end()
+		case <-ctx.Done():
+			end()
+			return
+		}
+		defer func() { <-permits }()
+
+		// Work on another goroutine, in a region carrying the request's task.
+		done := make(chan struct{})
+		go trace.WithRegion(ctx, agent.WorkRegionType, func() {
+			defer close(done)
+			fmt.Fprintln(w, "done")
+		})
+		<-done
+	}
+	srv := httptest.NewServer(agent.Middleware(http.HandlerFunc(handler)))
+	defer srv.Close()
+
+	resp, err := http.Get(srv.URL)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Print(string(body))
+	// Output:
+	// done
+}
+
+// Name a TransportPool after the pool it is registered as, so that its
+// connection waits appear in a trace as waits for that pool.
+func ExampleTransportPool_Named() {
+	a, err := agent.New(agent.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer a.Close()
+	tp := agent.NewTransportPool(&http.Transport{MaxConnsPerHost: 4}).Named("payments")
+	a.Pools().Register("payments", tp)
+	client := &http.Client{Transport: tp}
+
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer srv.Close()
+	resp, err := client.Get(srv.URL)
+	if err != nil {
+		log.Fatal(err)
+	}
+	resp.Body.Close()
+	tp.Transport().CloseIdleConnections()
+	s := a.Pools().Stats()["payments"]
+	fmt.Printf("%s: size %d, acquired %d, in use %d\n", s.Kind, s.Size, s.Acquired, s.InUse)
+	// Output:
+	// http.Transport: size 4, acquired 1, in use 0
 }

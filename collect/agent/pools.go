@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptrace"
+	"runtime/trace"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -95,17 +96,40 @@ func (p dbPool) PoolStats() PoolStats {
 // (GotConn, the wait) and from then until its response body is closed or the
 // round trip fails (the hold). Size is the transport's MaxConnsPerHost, so the
 // figures are per host when the client talks to one host, which is the case
-// a pool limit matters for. It is safe for concurrent use.
+// a pool limit matters for. While an execution trace is being recorded, each
+// round trip also marks its wait for a connection as Wait does, under the
+// pool's name (see Named). It is safe for concurrent use.
 type TransportPool struct {
-	t *http.Transport
+	t    *http.Transport
+	name string // set by Named; "" means "http"
 
 	inUse, waiting       atomic.Int64
 	waitCount, acquired  atomic.Int64
 	waitNanos, holdNanos atomic.Int64
 }
 
-// NewTransportPool returns a TransportPool over t. t must not be nil.
+// NewTransportPool returns a TransportPool over t, named "http" (see Named).
+// t must not be nil.
 func NewTransportPool(t *http.Transport) *TransportPool { return &TransportPool{t: t} }
+
+// Named sets the pool name under which RoundTrip marks its connection waits
+// in an execution trace (region WaitRegionPrefix+name) and returns p, as in
+// agent.NewTransportPool(t).Named("payments"). Give it the name the pool is
+// registered under with Pools, so the analyzer's waits and the pool figures
+// line up; the default, and an empty name, is "http". Call it before the
+// first RoundTrip: it is not safe for use concurrently with one.
+func (p *TransportPool) Named(name string) *TransportPool {
+	p.name = name
+	return p
+}
+
+// poolName is the name of p's wait regions.
+func (p *TransportPool) poolName() string {
+	if p.name == "" {
+		return "http"
+	}
+	return p.name
+}
 
 var (
 	_ Pool              = (*TransportPool)(nil)
@@ -130,14 +154,28 @@ func (p *TransportPool) PoolStats() PoolStats {
 	}
 }
 
-// RoundTrip sends req through the transport, counting its connection.
+// RoundTrip sends req through the transport, counting its connection. While
+// an execution trace is being recorded, the wait for the connection is a
+// region of type WaitRegionPrefix+name under req's context, from the start
+// of RoundTrip to the connection (httptrace's GotConn) or, when none came,
+// to the transport's answer.
 func (p *TransportPool) RoundTrip(req *http.Request) (*http.Response, error) {
 	h := &heldConn{pool: p}
+	if trace.IsEnabled() {
+		// net/http calls GotConn on the goroutine that called RoundTrip, for
+		// HTTP/1 (Transport.getConn) and HTTP/2 (http2Transport.RoundTripOpt)
+		// alike, so the region ends on the goroutine that began it. (A round
+		// tripper registered with Transport.RegisterProtocol gets the request
+		// before net/http looks for a connection; GotConn then fires only if
+		// it calls it, and the region ends when it returns.)
+		h.waitRegion = trace.StartRegion(req.Context(), WaitRegionPrefix+p.poolName())
+	}
 	ctx := httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
 		GetConn: h.getConn,
 		GotConn: h.gotConn,
 	})
 	resp, err := p.t.RoundTrip(req.WithContext(ctx))
+	h.endWait() // a no-op after GotConn; otherwise no connection came
 	if err != nil {
 		h.release()
 		return nil, err
@@ -151,10 +189,26 @@ func (p *TransportPool) RoundTrip(req *http.Request) (*http.Response, error) {
 type heldConn struct {
 	pool *TransportPool
 
-	mu       sync.Mutex
-	asked    time.Time // GetConn
-	got      time.Time // GotConn
-	released bool
+	mu         sync.Mutex
+	asked      time.Time // GetConn
+	got        time.Time // GotConn
+	released   bool
+	waitRegion *trace.Region // nil when not traced or ended
+}
+
+// endWait ends the wait region, if one is open. Call it only on the
+// goroutine that called RoundTrip.
+func (h *heldConn) endWait() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.endWaitLocked()
+}
+
+func (h *heldConn) endWaitLocked() {
+	if h.waitRegion != nil {
+		h.waitRegion.End()
+		h.waitRegion = nil
+	}
 }
 
 func (h *heldConn) getConn(string) {
@@ -169,6 +223,7 @@ func (h *heldConn) getConn(string) {
 func (h *heldConn) gotConn(info httptrace.GotConnInfo) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.endWaitLocked()
 	if !h.got.IsZero() || h.released {
 		return
 	}
