@@ -27,6 +27,13 @@ const (
 	// request, from its begin to its end.
 	RequestTaskType = "schedscope.request"
 
+	// HandlerRegionType is the type of the runtime/trace region Middleware
+	// opens in each request's task, on the handler's goroutine, around the
+	// call of next: the analyzer takes the request's time from it (a task's
+	// end event does not carry what the analyzer needs to read it safely
+	// while the trace is still being parsed).
+	HandlerRegionType = "schedscope.handler"
+
 	// RequestLogCategory is the category of the trace log Middleware writes
 	// on the handler goroutine as a request's task begins. Its message is
 	// "<handler-start-unix-ns>", or "<handler-start-unix-ns> <id>
@@ -59,7 +66,8 @@ const maxRequestHeaderLen = 32 + 1 + 20 + 1 + 20
 // request runs inside a task of type RequestTaskType, begun before next is
 // called and ended when it returns, and the task's first event is a log of
 // category RequestLogCategory (see there for the message), written on the
-// handler's goroutine. next gets the request with the task's context, so
+// handler's goroutine, then a region of type HandlerRegionType spans the
+// call. next gets the request with the task's context, so
 // Wait and trace regions under it belong to the request.
 //
 // With no trace being recorded, Middleware calls next with the request as it
@@ -76,6 +84,8 @@ func Middleware(next http.Handler) http.Handler {
 		ctx, task := trace.NewTask(r.Context(), RequestTaskType)
 		defer task.End()
 		trace.Log(ctx, RequestLogCategory, requestLog(start, r.Header[RequestHeader]))
+		region := trace.StartRegion(ctx, HandlerRegionType)
+		defer region.End()
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
