@@ -148,6 +148,12 @@ type aG struct {
 	childRg bool  // a child because of a region it opened (ends with it)
 	class   int32 // goAcc group
 	parent  int32 // the creator's class +1 (propagated to grandchildren)
+	// A server connection's goroutine runs the handler of each request it
+	// reads: from the end of its wait for the request (or its creation) to
+	// the handler's start it was runnable, then running (reading it).
+	preOn   bool
+	preRunq int64
+	preRun  int64
 }
 
 // seg is one stretch of a request's handler in one state.
@@ -172,6 +178,8 @@ type openTask struct {
 	cats    [numCats]int64
 	kcats   [numCats]int64
 	pools   []int64 // by pool index: time in catPool
+	preRunq int64   // its goroutine's runnable and running time right before the handler
+	preRun  int64
 	segs    []seg
 	logged  bool
 	flags   uint8
@@ -324,6 +332,16 @@ func (a *anatomyAcc) charge(g *aG, t trace.Time) {
 	if g.parent > 0 {
 		a.classes[g.parent-1].created[c] += d
 	}
+	if g.preOn && g.handler == 0 {
+		switch c {
+		case catRunnable:
+			g.preRunq += d
+		case catRunning:
+			g.preRun += d
+		default:
+			g.preRunq, g.preRun = 0, 0 // it waited for something else: no request read yet
+		}
+	}
 	if g.handler > 0 {
 		tk := &a.tasks[g.handler-1]
 		tk.cats[c] += d
@@ -386,6 +404,9 @@ func (a *anatomyAcc) transition(r *record, i int32, fresh bool) {
 	g.class = a.gor.gs[i].group
 	if from == trace.GoNotExist && to != trace.GoNotExist && r.arg > 0 {
 		a.created(g, trace.GoID(r.arg), r.t)
+	}
+	if from == trace.GoNotExist || (from == trace.GoWaiting && g.waitCat == catIdle) {
+		g.preOn, g.preRunq, g.preRun = true, 0, 0
 	}
 	g.state = to
 	switch to {
@@ -568,6 +589,10 @@ func (a *anatomyAcc) begin(g *aG, task trace.TaskID, t trace.Time) {
 		o.setLog(l)
 		delete(a.pending, task)
 	}
+	if g.preOn {
+		o.preRunq, o.preRun = g.preRunq, g.preRun
+	}
+	g.preOn, g.preRunq, g.preRun = false, 0, 0
 	a.byTask[task] = tk
 	g.handler = tk + 1
 }
@@ -588,16 +613,24 @@ func (a *anatomyAcc) end(g *aG, tk int32, t trace.Time) {
 			rec.pools[p] = float32(ns)
 		}
 	}
-	rec.total = rec.handler
+	// Before the handler, its goroutine was runnable, then read the
+	// request: that is the server's time too.
+	pre := o.preRunq + o.preRun
+	rec.cats[catRunnable] += float32(o.preRunq)
+	rec.cats[catRunning] += float32(o.preRun)
+	rec.total = rec.handler + pre
 	if o.logged {
 		rec.flags = o.flags
 		if o.flags&reqHasID != 0 {
 			rec.seq = o.seq
 			// The generator's intended send to the handler's start, both
-			// on the wall clock.
+			// on the wall clock; what the goroutine did in it is counted
+			// already.
 			before := max(o.startW-o.intend, 0)
-			rec.cats[catBefore] = float32(before)
-			rec.total += before
+			if before > pre {
+				rec.cats[catBefore] = float32(before - pre)
+				rec.total = rec.handler + before
+			}
 			if lat, ok := a.opts.ClientLatency[o.seq]; ok && o.flags&reqTagOK != 0 {
 				rec.client = true
 				rec.cats[catAfter] = float32(max(lat-rec.total, 0))
