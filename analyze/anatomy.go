@@ -2,6 +2,7 @@ package analyze
 
 import (
 	"cmp"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -200,6 +201,7 @@ type reqRec struct {
 	seq     int64
 	flags   uint8
 	client  bool
+	open    bool // still in its handler at the trace's end
 	kids    int32
 	cats    [numCats]float32
 	kcats   [numCats]float32
@@ -535,7 +537,7 @@ func (a *anatomyAcc) event(r *record) {
 			return
 		}
 		a.charge(g, r.t)
-		a.end(g, tk, r.t)
+		a.end(g, tk, r.t, false)
 	case recWaitBegin:
 		a.charge(g, r.t)
 		g.region = int32(r.arg2) + 1
@@ -597,12 +599,13 @@ func (a *anatomyAcc) begin(g *aG, task trace.TaskID, t trace.Time) {
 	g.handler = tk + 1
 }
 
-// end closes request slot tk, whose handler g returned at t.
-func (a *anatomyAcc) end(g *aG, tk int32, t trace.Time) {
+// end closes request slot tk, whose handler g returned at t (or was still
+// running when the trace ended, open).
+func (a *anatomyAcc) end(g *aG, tk int32, t trace.Time, open bool) {
 	o := &a.tasks[tk]
 	g.handler = 0
 	delete(a.byTask, o.id)
-	rec := reqRec{task: o.id, goid: o.goid, begin: o.begin, handler: int64(t - o.begin), kids: o.kids, seq: -1}
+	rec := reqRec{task: o.id, goid: o.goid, begin: o.begin, handler: int64(t - o.begin), kids: o.kids, seq: -1, open: open}
 	for c := range numCats {
 		rec.cats[c] = float32(o.cats[c])
 		rec.kcats[c] = float32(o.kcats[c])
@@ -687,7 +690,9 @@ func siftDown(n, i int, less func(i, j int) bool, swap func(i, j int)) {
 	}
 }
 
-// finish charges every goroutine up to the end of the trace.
+// finish charges every goroutine up to the end of the trace, and counts
+// the requests still in their handlers then with their time so far: they
+// are the slowest, and leaving them out would hide a growing queue.
 func (a *anatomyAcc) finish(end trace.Time) {
 	for i := range a.gs {
 		g := &a.gs[i]
@@ -696,12 +701,26 @@ func (a *anatomyAcc) finish(end trace.Time) {
 		}
 	}
 	a.open = int64(len(a.byTask))
+	open := make([]int32, 0, len(a.byTask))
+	for _, tk := range a.byTask {
+		open = append(open, tk)
+	}
+	slices.SortFunc(open, func(x, y int32) int { return cmp.Compare(a.tasks[x].id, a.tasks[y].id) })
+	for _, tk := range open {
+		o := &a.tasks[tk]
+		if int(o.slot) < len(a.gs) && a.gs[o.slot].id == o.goid {
+			a.end(&a.gs[o.slot], tk, end, true)
+		}
+	}
 }
 
 // result fills r.Requests.
 func (a *anatomyAcc) result(r *Report, end trace.Time, poolNames []string) {
 	a.finish(end)
 	rep := &RequestsReport{Requests: int64(len(a.recs)), Open: a.open, Bands: []Band{}, Slowest: []Request{}}
+	if a.open > 0 {
+		rep.Note = fmt.Sprintf("%d requests were still in their handlers when the trace ended: they count with their time so far", a.open)
+	}
 	for _, rc := range a.recs {
 		if rc.flags&reqHasID != 0 {
 			rep.Joined++
@@ -825,7 +844,7 @@ func (a *anatomyAcc) request(i int, segs []seg, full bool, poolNames []string) R
 		pools = append(pools, float64(ns))
 	}
 	rq := Request{Task: uint64(rc.task), Goroutine: int64(rc.goid), StartNs: int64(rc.begin - a.t0),
-		HandlerNs: rc.handler, TotalNs: rc.total, ClientJoined: rc.client, ChildGoroutines: int64(rc.kids)}
+		HandlerNs: rc.handler, TotalNs: rc.total, ClientJoined: rc.client, ChildGoroutines: int64(rc.kids), Open: rc.open}
 	if rc.seq >= 0 {
 		rq.Seq = rc.seq
 	}

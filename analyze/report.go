@@ -338,8 +338,10 @@ type RequestsReport struct {
 	// are per request; otherwise only Classes is, and Note says why.
 	PerRequest bool   `json:"per_request"`
 	Note       string `json:"note,omitempty"`
-	// Requests counts the requests whose handler began and ended in the
-	// trace; Open those still in their handler at its end (not counted).
+	// Requests counts the requests whose handler began in the trace; Open
+	// those of them still in their handler at its end, counted with their
+	// time so far (the slowest requests of a growing queue). A request whose
+	// handler began before the trace is not seen.
 	Requests int64 `json:"requests"`
 	Open     int64 `json:"open"`
 	// Joined counts the requests carrying the generator's request id (their
@@ -395,6 +397,7 @@ type Request struct {
 	// the handler's time.
 	TotalNs         int64     `json:"total_ns"`
 	ClientJoined    bool      `json:"client_joined,omitempty"`
+	Open            bool      `json:"open,omitempty"` // still in its handler at the trace's end: its time so far
 	ChildGoroutines int64     `json:"child_goroutines,omitempty"`
 	Split           []Share   `json:"split"`
 	Children        []Share   `json:"children,omitempty"`
