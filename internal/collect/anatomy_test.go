@@ -3,6 +3,11 @@ package collect
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/httputil"
+	"net/http/pprof"
+	"net/url"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +16,7 @@ import (
 	"github.com/schedscope/schedscope/collect/load"
 	"github.com/schedscope/schedscope/internal/fixtures"
 	"github.com/schedscope/schedscope/internal/rundir"
+	"github.com/schedscope/schedscope/internal/target"
 )
 
 // The request anatomy's ground truth: fixture scenarios whose composition
@@ -177,4 +183,60 @@ func TestAnatomyFanoutSlowDownstream(t *testing.T) {
 		t.Errorf("the fan-out goroutines' network wait is %.1f%% of their time, want >= 70: %s", p, splitString(b.Children))
 	}
 	firstCause(t, out.Analysis, rundir.KindDownstream, "")
+}
+
+// proxyEnv holds "LISTEN BACKEND-URL" when this test binary is started as a
+// reverse proxy: the standard library's httputil.ReverseProxy with
+// net/http/pprof and nothing of schedscope's (no agent, no middleware).
+const proxyEnv = "SCHEDSCOPE_COLLECT_TEST_PROXY"
+
+func serveProxy() {
+	listen, backend, _ := strings.Cut(os.Getenv(proxyEnv), " ")
+	u, err := url.Parse(backend)
+	if err != nil {
+		os.Exit(3)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/", httputil.NewSingleHostReverseProxy(u))
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	if err := http.ListenAndServe(listen, mux); err != nil {
+		os.Exit(3)
+	}
+}
+
+// TestAnatomyReverseProxyCPU: a server we did not write (the standard
+// library's reverse proxy, pprof only), CPU-saturated by the load in front
+// of a backend that needs 20 ms a request: the diagnosis is the CPU, per
+// goroutine class, never the generator.
+func TestAnatomyReverseProxyCPU(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 4 s loopback run saturating a reverse proxy")
+	}
+	backend := startFixture(t, fixtures.DefaultConfig(), false)
+	addr, err := target.FreeLoopbackAddr()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(proxyEnv, addr+" "+backend.URL())
+	out := runOnce(t, context.Background(), Config{
+		Load:        load.Config{URL: "http://" + addr + "/sleep?ms=20", Rate: 3000, Duration: 4 * time.Second, Timeout: 10 * time.Second},
+		Command:     os.Args[0],
+		TraceWindow: time.Second,
+		PollEvery:   250 * time.Millisecond,
+	})
+	an := out.Analysis
+	if an.Diagnosis == nil || an.Diagnosis.Basis != rundir.BasisClass {
+		t.Fatalf("diagnosis %+v, want one per goroutine class", an.Diagnosis)
+	}
+	if testing.Verbose() {
+		t.Log(out.Summary)
+	}
+	firstCause(t, an, rundir.KindCPU, "")
+	for _, f := range an.Findings {
+		if f.Kind == rundir.KindGenerator || (f.Kind == rundir.KindCeiling && strings.Contains(f.Title, "generator")) {
+			t.Errorf("a finding blames the generator: %+v", f)
+		}
+	}
 }

@@ -29,6 +29,10 @@ func TestMain(m *testing.M) {
 		serveTarget() // this test binary is the target of TestKilledTarget
 		return
 	}
+	if os.Getenv(proxyEnv) != "" {
+		serveProxy() // ... and the reverse proxy of TestAnatomyReverseProxyCPU
+		return
+	}
 	goleak.VerifyTestMain(m,
 		// database/sql's connection opener and modernc's sqlite may outlive a
 		// closed DB by a moment; pgx not used here.
