@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
@@ -21,10 +22,16 @@ import (
 // requester sends one request at a time over its own connection. It is
 // owned by one goroutine.
 type requester interface {
-	// do sends the request and reads the whole response before deadline,
+	// do sends request id and reads the whole response before deadline,
 	// returning the HTTP status.
-	do(ctx context.Context, deadline time.Time) (status int, err error)
+	do(ctx context.Context, deadline time.Time, id requestID) (status int, err error)
 	close()
+}
+
+// requestID is what a tagged request's RequestHeader says of it.
+type requestID struct {
+	seq      uint64
+	intended int64 // intended send time, Unix ns
 }
 
 // target is the parsed, immutable description of what every request sends.
@@ -40,6 +47,12 @@ type target struct {
 	dialer    net.Dialer
 	conns     *connSet
 	netClient *http.Client
+
+	// A tagged run (tag != "") inserts its RequestHeader line between
+	// reqHead, the request up to the end of its last header line, and
+	// reqTail, the empty line ending the head and the body.
+	tag              string
+	reqHead, reqTail []byte
 }
 
 func newTarget(cfg *Config, conns *connSet) (*target, error) {
@@ -94,9 +107,11 @@ func newTarget(cfg *Config, conns *connSet) (*target, error) {
 	if cfg.Body != nil || cfg.Method == http.MethodPost || cfg.Method == http.MethodPut || cfg.Method == http.MethodPatch {
 		fmt.Fprintf(&b, "Content-Length: %d\r\n", len(cfg.Body))
 	}
+	headLen := b.Len()
 	b.WriteString("\r\n")
 	b.Write(cfg.Body)
 	t.request = b.Bytes()
+	t.tag, t.reqHead, t.reqTail = cfg.RequestTag, t.request[:headLen], t.request[headLen:]
 	if cfg.Client == NetHTTP {
 		t.netClient = &http.Client{Transport: &http.Transport{
 			DialContext:         t.dialer.DialContext,
@@ -109,6 +124,65 @@ func newTarget(cfg *Config, conns *connSet) (*target, error) {
 		}}
 	}
 	return t, nil
+}
+
+// maxInlineTail is the longest reqTail (the empty line and the body) a
+// tagged request copies into its buffer; a larger body is written after it
+// in a second write rather than copied for every request.
+const maxInlineTail = maxPipelinedRequest
+
+// tagLineLen is the longest RequestHeader line of a run tagged tag; 0 when
+// tag is "".
+func tagLineLen(tag string) int {
+	if tag == "" {
+		return 0
+	}
+	// "Name: tag-seq intended\r\n", with a uint64 and an int64 of 20 digits at most.
+	return len(RequestHeader) + len(": ") + len(tag) + len("-") + 20 + len(" ") + 20 + len("\r\n")
+}
+
+// maxRequestLen is the longest request the target sends, tag line included.
+func (t *target) maxRequestLen() int { return len(t.request) + tagLineLen(t.tag) }
+
+// appendTagValue appends the RequestHeader value of request id.
+func (t *target) appendTagValue(buf []byte, id requestID) []byte {
+	buf = append(buf, t.tag...)
+	buf = append(buf, '-')
+	buf = strconv.AppendUint(buf, id.seq, 10)
+	buf = append(buf, ' ')
+	return strconv.AppendInt(buf, id.intended, 10)
+}
+
+// appendTagged appends request id of a tagged run to buf: the pre-built
+// request with its RequestHeader line, and the body unless withBody is
+// false (the head then ends with its empty line).
+func (t *target) appendTagged(buf []byte, id requestID, withBody bool) []byte {
+	buf = append(buf, t.reqHead...)
+	buf = append(buf, RequestHeader+": "...)
+	buf = t.appendTagValue(buf, id)
+	buf = append(buf, "\r\n"...)
+	if withBody {
+		return append(buf, t.reqTail...)
+	}
+	return append(buf, "\r\n"...)
+}
+
+// write writes request id to w whole: the pre-built request when the run
+// is untagged; otherwise the request with its tag line, assembled in *buf
+// (the writer's own buffer, reused from one request to the next), with a
+// body longer than maxInlineTail written after it rather than copied.
+func (t *target) write(w io.Writer, buf *[]byte, id requestID) error {
+	if t.tag == "" {
+		_, err := w.Write(t.request)
+		return err
+	}
+	inline := len(t.reqTail) <= maxInlineTail
+	*buf = t.appendTagged((*buf)[:0], id, inline)
+	_, err := w.Write(*buf)
+	if err == nil && !inline {
+		_, err = w.Write(t.body)
+	}
+	return err
 }
 
 func (t *target) newRequester() requester {
@@ -175,6 +249,9 @@ type leanConn struct {
 	// reused connection before any response byte is retried once on a fresh
 	// one (the server may have closed an idle keep-alive connection).
 	used bool
+	// out holds the request being written in a tagged run; owned by the
+	// goroutine that writes on the connection.
+	out []byte
 }
 
 func (c *leanConn) close() {
@@ -212,7 +289,7 @@ func (c *leanConn) dial(ctx context.Context, deadline time.Time) error {
 	return nil
 }
 
-func (c *leanConn) do(ctx context.Context, deadline time.Time) (int, error) {
+func (c *leanConn) do(ctx context.Context, deadline time.Time, id requestID) (int, error) {
 	for attempt := 0; ; attempt++ {
 		if c.conn == nil {
 			if err := c.dial(ctx, deadline); err != nil {
@@ -226,7 +303,7 @@ func (c *leanConn) do(ctx context.Context, deadline time.Time) (int, error) {
 		}
 		var status int
 		var keep, started bool
-		_, err := c.conn.Write(c.t.request)
+		err := c.t.write(c.conn, &c.out, id)
 		if err == nil {
 			status, keep, started, err = c.readResponse()
 		}
@@ -432,7 +509,7 @@ type netRequester struct{ t *target }
 
 func (n *netRequester) close() {}
 
-func (n *netRequester) do(ctx context.Context, deadline time.Time) (int, error) {
+func (n *netRequester) do(ctx context.Context, deadline time.Time, id requestID) (int, error) {
 	rctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	var body io.Reader
@@ -444,6 +521,13 @@ func (n *netRequester) do(ctx context.Context, deadline time.Time) (int, error) 
 		return 0, err
 	}
 	req.Header = n.t.header
+	if n.t.tag != "" {
+		// A header of its own: the transport may still be writing a
+		// timed-out request's when the next one is made.
+		req.Header = make(http.Header, len(n.t.header)+1)
+		maps.Copy(req.Header, n.t.header)
+		req.Header[RequestHeader] = []string{string(n.t.appendTagValue(nil, id))}
+	}
 	resp, err := n.t.netClient.Do(req)
 	if err != nil {
 		return 0, err
@@ -456,32 +540,89 @@ func (n *netRequester) do(ctx context.Context, deadline time.Time) (int, error) 
 	return resp.StatusCode, nil
 }
 
-// outcome classifies one finished request.
-type outcome uint8
+// Outcome classifies a finished request as PhaseResult counts it: OK, or
+// one of the classes of ErrorCounts. The order matters: the classes up to
+// OutcomeTimeout have a latency, those up to OutcomeStatus a status.
+type Outcome uint8
 
 const (
-	outOK outcome = iota
-	outStatus
-	outTimeout
-	outConnection
-	outOther
+	// OutcomeOK is a 2xx response (PhaseResult.OK).
+	OutcomeOK Outcome = iota
+	// OutcomeStatus is a response of another status (ErrorCounts.Status).
+	OutcomeStatus
+	// OutcomeTimeout is a request that hit Config.Timeout (ErrorCounts.Timeout).
+	OutcomeTimeout
+	// OutcomeConnection is a refused or reset connection, or one closed
+	// before a response (ErrorCounts.Connection).
+	OutcomeConnection
+	// OutcomeOther is anything else: a malformed response, ... (ErrorCounts.Other).
+	OutcomeOther
 )
 
-func classify(status int, err error) outcome {
+// String names the outcome: "ok", "status", "timeout", "connection" or
+// "other" (ParseOutcome reads them back).
+func (o Outcome) String() string {
+	switch o {
+	case OutcomeOK:
+		return "ok"
+	case OutcomeStatus:
+		return "status"
+	case OutcomeTimeout:
+		return "timeout"
+	case OutcomeConnection:
+		return "connection"
+	case OutcomeOther:
+		return "other"
+	}
+	return "Outcome(" + strconv.Itoa(int(o)) + ")"
+}
+
+// ParseOutcome reads an outcome's name (Outcome.String).
+func ParseOutcome(s string) (Outcome, error) {
+	for o := OutcomeOK; o <= OutcomeOther; o++ {
+		if s == o.String() {
+			return o, nil
+		}
+	}
+	if len(s) > 32 {
+		s = s[:32] + "..."
+	}
+	return 0, fmt.Errorf("outcome %q: want ok, status, timeout, connection or other", s)
+}
+
+// MarshalText encodes the outcome as its name.
+func (o Outcome) MarshalText() ([]byte, error) {
+	if o > OutcomeOther {
+		return nil, fmt.Errorf("outcome %d: no such outcome", int(o))
+	}
+	return []byte(o.String()), nil
+}
+
+// UnmarshalText decodes an outcome's name.
+func (o *Outcome) UnmarshalText(b []byte) error {
+	v, err := ParseOutcome(string(b))
+	if err != nil {
+		return err
+	}
+	*o = v
+	return nil
+}
+
+func classify(status int, err error) Outcome {
 	switch {
 	case err == nil && status >= 200 && status < 300:
-		return outOK
+		return OutcomeOK
 	case err == nil:
-		return outStatus
+		return OutcomeStatus
 	case isTimeout(err):
-		return outTimeout
+		return OutcomeTimeout
 	case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET),
 		errors.Is(err, syscall.ECONNABORTED), errors.Is(err, syscall.EPIPE),
 		errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH),
 		errors.Is(err, syscall.EADDRNOTAVAIL), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		return outConnection
+		return OutcomeConnection
 	default:
-		return outOther
+		return OutcomeOther
 	}
 }
 

@@ -37,7 +37,7 @@ func rawServer(t *testing.T, closeEach bool, responses ...string) string {
 // connServer serves each connection with serve on its own goroutine and
 // closes it afterwards; the test's cleanup closes the listener and every
 // open connection and waits for the goroutines.
-func connServer(t *testing.T, serve func(net.Conn)) string {
+func connServer(t testing.TB, serve func(net.Conn)) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -105,7 +105,13 @@ func readRequest(br *bufio.Reader) bool {
 
 func leanFor(t *testing.T, url, method string) *leanConn {
 	t.Helper()
-	cfg, err := Config{URL: url, Method: method, Rate: 1}.withDefaults()
+	return leanWith(t, Config{URL: url, Method: method, Rate: 1})
+}
+
+// leanWith is a lean client for cfg, outside any run.
+func leanWith(t testing.TB, cfg Config) *leanConn {
+	t.Helper()
+	cfg, err := cfg.withDefaults()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +148,7 @@ func TestLeanClientResponses(t *testing.T) {
 			c := leanFor(t, url, tc.method)
 			defer c.close()
 			for i := range 2 {
-				status, err := c.do(context.Background(), time.Now().Add(2*time.Second))
+				status, err := c.do(context.Background(), time.Now().Add(2*time.Second), requestID{})
 				if err != nil || status != tc.status {
 					t.Fatalf("request %d: status %d err %v, want %d", i, status, err, tc.status)
 				}
@@ -161,7 +167,7 @@ func TestLeanClientRetriesStaleConnection(t *testing.T) {
 	c := leanFor(t, url, "GET")
 	defer c.close()
 	for i := range 3 {
-		if status, err := c.do(context.Background(), time.Now().Add(2*time.Second)); err != nil || status != 200 {
+		if status, err := c.do(context.Background(), time.Now().Add(2*time.Second), requestID{}); err != nil || status != 200 {
 			t.Fatalf("request %d: status %d err %v", i, status, err)
 		}
 		time.Sleep(20 * time.Millisecond) // let the server's close arrive

@@ -79,7 +79,21 @@ const (
 	MinEvery = 10 * time.Millisecond
 	// MaxEvery is the longest progress or interval period.
 	MaxEvery = time.Minute
+	// MaxRequestTag bounds Config.RequestTag, in characters.
+	MaxRequestTag = 32
+	// MaxRecordedRequests bounds Result.Requests; Result.RequestsDropped
+	// counts the requests beyond it.
+	MaxRecordedRequests = 1 << 20
 )
+
+// RequestHeader is the request header a tagged run (Config.RequestTag)
+// sends on every request, with the value "<tag>-<seq> <intended-unix-ns>":
+// the run's tag, the request's number in the run (RequestRecord.Seq, a
+// decimal uint64 from 1) and its intended send time in Unix nanoseconds (a
+// decimal int64; RequestRecord.IntendedUnixNs). The target's middleware
+// reads it so that a request in the target's execution trace can be
+// joined with the generator's record of it.
+const RequestHeader = "Schedscope-Request"
 
 // Config describes one load run. The zero value of every optional field has
 // the documented default; Run never modifies the caller's Config.
@@ -171,6 +185,32 @@ type Config struct {
 	// `schedscope demo`): the measured CPU is then the target's plus the
 	// generator's, so no generator-bound verdict is drawn from it.
 	CPUIncludesTarget bool
+
+	// RequestTag, when set, tags every request with a RequestHeader line
+	// naming the run (this tag), the request's number and its intended send
+	// time (a closed-model request's is its send time), in every engine
+	// and with either client. It is 1 to MaxRequestTag characters of A-Z,
+	// a-z, 0-9, '_' and '.' (CheckRequestTag), and should be unique to the
+	// run. "" sends no such header and costs nothing.
+	RequestTag string
+	// RecordRequests makes Run keep a RequestRecord of every finished
+	// request in Result.Requests, for joining with what the target saw.
+	RecordRequests bool
+}
+
+// CheckRequestTag reports whether tag is a valid Config.RequestTag: 1 to
+// MaxRequestTag characters of A-Z, a-z, 0-9, '_' and '.'. The error is one
+// line.
+func CheckRequestTag(tag string) error {
+	if tag == "" || len(tag) > MaxRequestTag {
+		return fmt.Errorf("request tag of %d bytes: want 1 to %d", len(tag), MaxRequestTag)
+	}
+	for i := 0; i < len(tag); i++ {
+		if c := tag[i]; !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '.') {
+			return fmt.Errorf("request tag %q: byte %d is %q; want only A-Z, a-z, 0-9, '_' and '.'", tag, i+1, c)
+		}
+	}
+	return nil
 }
 
 // Header is one request header line.
@@ -258,7 +298,12 @@ func (c Config) withDefaults() (Config, error) {
 	if len(c.Header) > MaxHeaders {
 		return c, fmt.Errorf("%d headers: at most %d", len(c.Header), MaxHeaders)
 	}
-	head := len(c.Method) + len(c.URL)
+	if c.RequestTag != "" {
+		if err := CheckRequestTag(c.RequestTag); err != nil {
+			return c, err
+		}
+	}
+	head := len(c.Method) + len(c.URL) + tagLineLen(c.RequestTag)
 	for _, h := range c.Header {
 		if h.Name == "" || strings.ContainsAny(h.Name, " \t\r\n:") || strings.ContainsAny(h.Value, "\r\n") {
 			return c, fmt.Errorf("header %q: malformed", h.Name)

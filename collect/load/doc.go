@@ -32,6 +32,12 @@
 // a Result. Cancelling the context stops the run; the Result then holds the
 // phases measured so far, with Interrupted set.
 //
+// Config.RequestTag tags every request with a RequestHeader (the run's tag,
+// the request's number and its intended send time), which a target's
+// middleware reads; Config.RecordRequests keeps the generator's view of
+// each request (RequestRecord) in Result.Requests, so the two can be
+// joined.
+//
 // It is safe to call Run from several goroutines with different Configs; the
 // package has no global state. On Linux, plain HTTP with the default (lean)
 // client runs on an event loop owned by one goroutine; https, the net/http

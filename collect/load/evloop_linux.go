@@ -48,6 +48,7 @@ type evLoop struct {
 
 	events []unix.EpollEvent
 	buf    []byte // one read buffer: the loop reads one connection at a time
+	out    []byte // one buffer for tagged requests: each is written whole at once
 
 	closed *closedRun // the closed-model phase being run; nil in the open model
 
@@ -210,7 +211,7 @@ func (l *evLoop) pace(ps *phaseState, start, end int64) {
 				r.inflight.Add(1)
 				ps.inflight.Add(1)
 				ps.sent.Add(1)
-				l.dispatch(ticket{phase: phase, intended: due})
+				l.dispatch(ticket{phase: phase, intended: due, seq: r.seq.Add(1)})
 			}
 			due = pc.next()
 		}
@@ -314,7 +315,7 @@ func (l *evLoop) dial(t ticket, retried bool) *evConn {
 	now := r.nowNS()
 	fd, err := unix.Socket(l.family, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, unix.IPPROTO_TCP)
 	if err != nil {
-		r.finish(l.sh, r.states[t.phase], t.intended, now, 0, os.NewSyscallError("socket", err))
+		r.finish(l.sh, r.states[t.phase], t, now, 0, os.NewSyscallError("socket", err))
 		return nil
 	}
 	_ = unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
@@ -325,12 +326,12 @@ func (l *evLoop) dial(t ticket, retried bool) *evConn {
 	case err == nil || err == unix.EINPROGRESS:
 		if cerr := l.ctl(unix.EPOLL_CTL_ADD, fd, unix.EPOLLIN|unix.EPOLLOUT|unix.EPOLLRDHUP); cerr != nil {
 			unix.Close(fd)
-			r.finish(l.sh, r.states[t.phase], t.intended, now, 0, cerr)
+			r.finish(l.sh, r.states[t.phase], t, now, 0, cerr)
 			return nil
 		}
 	default:
 		unix.Close(fd)
-		r.finish(l.sh, r.states[t.phase], t.intended, now, 0, os.NewSyscallError("connect", err))
+		r.finish(l.sh, r.states[t.phase], t, now, 0, os.NewSyscallError("connect", err))
 		return nil
 	}
 	for fd >= len(l.conns) {
@@ -386,11 +387,17 @@ func (l *evLoop) send(c *evConn, t ticket, now int64) {
 func (l *evLoop) write(c *evConn) {
 	c.state = evBusy
 	c.p.reset()
-	n, err := unix.Write(c.fd, l.r.target.request)
+	t := l.r.target
+	req := t.request
+	if t.tag != "" { // newRunner saw that the tagged request fits maxPipelinedRequest
+		l.out = t.appendTagged(l.out[:0], l.r.requestID(c.t), true)
+		req = l.out
+	}
+	n, err := unix.Write(c.fd, req)
 	switch {
 	case err != nil:
 		l.fail(c, os.NewSyscallError("write", err))
-	case n < len(l.r.target.request):
+	case n < len(req):
 		l.fail(c, errShortWrite)
 	}
 }
@@ -443,13 +450,13 @@ func (l *evLoop) complete(c *evConn, keep bool) {
 			l.closeConn(c)
 			u.c = nil
 		}
-		o := r.finish(l.sh, r.states[t.phase], t.intended, sent, status, nil)
+		o := r.finish(l.sh, r.states[t.phase], t, sent, status, nil)
 		l.userDone(u, o)
 		return
 	}
 	if keep {
 		if next, ok := l.pending.pop(); ok {
-			r.finish(l.sh, r.states[t.phase], t.intended, sent, status, nil)
+			r.finish(l.sh, r.states[t.phase], t, sent, status, nil)
 			l.send(c, next, r.nowNS())
 			return
 		}
@@ -458,7 +465,7 @@ func (l *evLoop) complete(c *evConn, keep bool) {
 	} else {
 		l.closeConn(c)
 	}
-	r.finish(l.sh, r.states[t.phase], t.intended, sent, status, nil)
+	r.finish(l.sh, r.states[t.phase], t, sent, status, nil)
 	if !keep {
 		l.refill()
 	}
@@ -485,10 +492,10 @@ func (l *evLoop) fail(c *evConn, err error) {
 			nc.user, u.c = u, nc
 			return
 		}
-		l.userDone(u, outConnection) // the redial failed at once: recorded
+		l.userDone(u, OutcomeConnection) // the redial failed at once: recorded
 		return
 	}
-	o := r.finish(l.sh, r.states[t.phase], t.intended, sent, 0, err)
+	o := r.finish(l.sh, r.states[t.phase], t, sent, 0, err)
 	if u != nil {
 		l.userDone(u, o)
 		return
@@ -557,7 +564,7 @@ func (l *evLoop) shutdown() {
 		t, sent := c.t, c.sent
 		l.closeConn(c)
 		if busy {
-			r.finish(l.sh, r.states[t.phase], t.intended, sent, 0, errClosedRun)
+			r.finish(l.sh, r.states[t.phase], t, sent, 0, errClosedRun)
 		}
 	}
 	l.pending.drop(r)
@@ -630,23 +637,23 @@ func (l *evLoop) userSend(u *evUser) {
 	ps.sent.Add(1)
 	ps.inflight.Add(1)
 	r.inflight.Add(1)
-	t := ticket{phase: int32(ps.plan.index), intended: now}
+	t := ticket{phase: int32(ps.plan.index), intended: now, seq: r.seq.Add(1)}
 	if u.c != nil && u.c.state == evIdle {
 		l.send(u.c, t, now)
 		return
 	}
 	u.c = l.dial(t, false)
 	if u.c == nil {
-		l.userDone(u, outConnection)
+		l.userDone(u, OutcomeConnection)
 		return
 	}
 	u.c.user = u
 }
 
 // userDone schedules u's next request after an outcome.
-func (l *evLoop) userDone(u *evUser, o outcome) {
+func (l *evLoop) userDone(u *evUser, o Outcome) {
 	pause := l.r.cfg.Think
-	if o >= outConnection {
+	if o >= OutcomeConnection {
 		pause = max(pause, closedBackoff)
 	}
 	if pause <= 0 {

@@ -131,7 +131,7 @@ func (r *runner) dispatchPipe(t ticket) {
 		r.conns.remove(conn)
 		return
 	}
-	if _, err := conn.Write(r.target.request); err != nil {
+	if err := r.target.write(conn, &r.pipeOut, r.requestID(t)); err != nil {
 		r.conns.remove(conn)
 	}
 }
@@ -205,7 +205,7 @@ func (c *pipeConn) serve() {
 				return
 			}
 			c.markDead()
-			r.finish(c.sh, ps, t.intended, sent, 0, err)
+			r.finish(c.sh, ps, t, sent, 0, err)
 			return
 		}
 		c.lc.used = true
@@ -218,11 +218,11 @@ func (c *pipeConn) serve() {
 		if !keep {
 			c.closeConn()
 			c.markDead()
-			r.finish(c.sh, ps, t.intended, sent, status, nil)
+			r.finish(c.sh, ps, t, sent, status, nil)
 			return
 		}
 		next, ok := c.idleOrNext()
-		r.finish(c.sh, ps, t.intended, sent, status, nil)
+		r.finish(c.sh, ps, t, sent, status, nil)
 		if ok && !c.send(next) {
 			return
 		}
@@ -292,13 +292,13 @@ func (c *pipeConn) write(t ticket, dial bool) bool {
 	c.mu.Unlock()
 	if err == nil {
 		if err = c.lc.conn.SetReadDeadline(deadline); err == nil {
-			_, err = c.lc.conn.Write(r.target.request)
+			err = r.target.write(c.lc.conn, &c.lc.out, r.requestID(t)) // c.lc.out: the reader's own
 		}
 	}
 	if err != nil {
 		c.closeConn()
 		c.markDead()
-		r.finish(c.sh, r.states[t.phase], t.intended, sent, 0, err)
+		r.finish(c.sh, r.states[t.phase], t, sent, 0, err)
 		return false
 	}
 	return true

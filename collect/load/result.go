@@ -57,6 +57,49 @@ type Result struct {
 	Warmup *PhaseResult `json:"warmup,omitempty"`
 	// Phases are the steady phases, in order.
 	Phases []PhaseResult `json:"phases"`
+
+	// RequestTag copies Config.RequestTag: the tag in every request's
+	// RequestHeader.
+	RequestTag string `json:"request_tag,omitempty"`
+	// Requests are the records of the finished requests, sorted by Seq,
+	// when Config.RecordRequests is set: every request with an outcome
+	// (those counted in PhaseResult.Completed), in every phase. At most
+	// MaxRecordedRequests are kept; past that, each shard of the recorder
+	// overwrites its oldest record, so the requests kept are about the
+	// latest, and RequestsDropped counts the others. Requests that were
+	// not sent (NotSent) or were still in flight when the run stopped
+	// (Unfinished) have no record. Not serialised (there may be a
+	// million); package rundir writes them as requests.tsv.
+	Requests []RequestRecord `json:"-"`
+	// RequestsDropped counts the finished requests whose records were not
+	// kept.
+	RequestsDropped int64 `json:"requests_dropped,omitempty"`
+}
+
+// RequestRecord is the generator's view of one finished request
+// (Config.RecordRequests), to be joined with the target's view of it
+// through its RequestHeader.
+type RequestRecord struct {
+	// Seq is the request's number in the run, from 1, as its RequestHeader
+	// says. In the open model the numbers follow the intended send times.
+	// A request retried once on a fresh connection (a kept-alive one was
+	// closed under it) keeps its number, so a target may see it twice.
+	Seq uint64 `json:"seq"`
+	// IntendedUnixNs is when the request should have been sent, in Unix
+	// ns, as its RequestHeader says; a closed-model request's is its send
+	// time.
+	IntendedUnixNs int64 `json:"intended_unix_ns"`
+	// LatencyNs runs from the intended send time to the end of the response
+	// (or the failure), as PhaseResult.Latency measures it, in ns; the
+	// latency histograms hold it only for OK, Status and Timeout outcomes.
+	LatencyNs int64 `json:"latency_ns"`
+	// SentUnixNs is when the request was handed to its connection (its
+	// dial begun, for a new connection), in Unix ns.
+	SentUnixNs int64 `json:"sent_unix_ns"`
+	// Status is the response's HTTP status; 0 when no response came.
+	Status int `json:"status"`
+	// Outcome classifies the request as PhaseResult counts it.
+	Outcome Outcome `json:"outcome"`
 }
 
 // PhaseResult is one phase's figures. Requests belong to the phase of their

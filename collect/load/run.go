@@ -1,9 +1,11 @@
 package load
 
 import (
+	"cmp"
 	"context"
 	"runtime"
 	"runtime/metrics"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -52,10 +54,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	return r.run(), nil
 }
 
-// ticket is one open-model request: its phase and intended send time.
+// ticket is one request: its phase, intended send time and number.
 type ticket struct {
 	phase    int32
-	intended int64 // ns on the run's clock
+	intended int64  // ns on the run's clock
+	seq      uint64 // RequestRecord.Seq
 }
 
 // runner is one Run's state.
@@ -69,6 +72,15 @@ type runner struct {
 	shards  []shard
 	start   time.Time // the run's clock: every ns offset is since start
 	timeout time.Duration
+
+	// startUnix is start in Unix ns: an offset on the run's clock plus
+	// startUnix is a Unix time.
+	startUnix int64
+	// seq numbers the requests sent (ticket.seq), from 1.
+	seq atomic.Uint64
+	// recordLeft is how many more RequestRecords the shards keep before
+	// each overwrites its oldest (Config.RecordRequests).
+	recordLeft atomic.Int64
 
 	inflight atomic.Int64 // requests in flight, all phases
 	// okDone counts 2xx responses as they arrive, whatever their phase (for
@@ -94,6 +106,9 @@ type runner struct {
 	pipeIdle    []*pipeConn
 	pipePending ticketQueue
 	dialing     int
+	// pipeOut is the driver's buffer for the tagged requests it writes
+	// itself (dispatchPipe); only the driver goroutine touches it.
+	pipeOut []byte
 	// abandon is set when the run stops waiting for stragglers: their
 	// failures are then no outcome.
 	abandon atomic.Bool
@@ -146,7 +161,14 @@ type phaseState struct {
 type shard struct {
 	mu   sync.Mutex
 	recs []*phaseRec // by plan index; nil when the phase is not recording
-	_    [40]byte    // keep shards on separate cache lines
+	// With Config.RecordRequests: the records kept, and how many were
+	// dropped. Once the run's recordLeft is spent, each new record
+	// overwrites the shard's oldest, reqs[oldest].
+	reqs    []RequestRecord
+	oldest  int
+	dropped int64
+	left    *atomic.Int64 // the runner's recordLeft; nil when not recording
+	_       [40]byte      // keep shards on separate cache lines
 }
 
 // phaseRec holds what one shard recorded for one phase since the
@@ -180,7 +202,7 @@ func newRunner(ctx context.Context, cfg *Config) (*runner, error) {
 	// a request that fits easily in a socket buffer. Larger requests, and
 	// the net/http client, go through worker goroutines. Plain HTTP with
 	// the lean client runs on the event loop when the system has one.
-	writable := cfg.Client == Lean && len(t.request) <= maxPipelinedRequest
+	writable := cfg.Client == Lean && t.maxRequestLen() <= maxPipelinedRequest
 	if writable && t.tls == nil && !cfg.Goroutines {
 		if l, err := newEvLoop(r); err == nil {
 			r.ev = l
@@ -199,8 +221,12 @@ func newRunner(ctx context.Context, cfg *Config) (*runner, error) {
 			r.states[i] = &phaseState{plan: p, codes: map[int]int64{}}
 		}
 	}
+	r.recordLeft.Store(MaxRecordedRequests)
 	for i := range r.shards {
 		r.shards[i].recs = make([]*phaseRec, len(r.plan))
+		if cfg.RecordRequests {
+			r.shards[i].left = &r.recordLeft
+		}
 	}
 	if cfg.Users == 0 && !writable {
 		r.tickets = make(chan ticket, cfg.MaxInflight)
@@ -224,6 +250,7 @@ func (r *runner) run() *Result {
 		defer r.ev.close()
 	}
 	r.start = time.Now()
+	r.startUnix = r.start.UnixNano()
 	stopClose := context.AfterFunc(r.ctx, r.conns.closeAll)
 	defer stopClose()
 
@@ -406,14 +433,15 @@ func (r *runner) openPhase(ps *phaseState, start, end int64) {
 		r.inflight.Add(1)
 		ps.inflight.Add(1)
 		ps.sent.Add(1)
+		t := ticket{phase: phase, intended: due, seq: r.seq.Add(1)}
 		if r.tickets == nil {
-			r.dispatchPipe(ticket{phase: phase, intended: due})
+			r.dispatchPipe(t)
 			continue
 		}
 		if int64(r.workers) <= n {
 			r.spawnWorker()
 		}
-		r.tickets <- ticket{phase: phase, intended: due}
+		r.tickets <- t
 	}
 }
 
@@ -440,8 +468,8 @@ func (r *runner) worker(id int) {
 		}
 		now := time.Now()
 		sent := int64(now.Sub(r.start))
-		status, err := req.do(r.ctx, now.Add(r.timeout))
-		r.finish(sh, ps, t.intended, sent, status, err)
+		status, err := req.do(r.ctx, now.Add(r.timeout), r.requestID(t))
+		r.finish(sh, ps, t, sent, status, err)
 	}
 }
 
@@ -449,13 +477,24 @@ func (r *runner) worker(id int) {
 // stragglers.
 func (r *runner) stopping() bool { return r.ctx.Err() != nil || r.abandon.Load() }
 
-// finish records one request's outcome and releases its in-flight slot.
-func (r *runner) finish(sh *shard, ps *phaseState, intended, sent int64, status int, err error) outcome {
+// requestID is what t's RequestHeader says of it.
+func (r *runner) requestID(t ticket) requestID {
+	return requestID{seq: t.seq, intended: r.startUnix + t.intended}
+}
+
+// finish records the outcome of request t, sent at sent, and releases its
+// in-flight slot.
+func (r *runner) finish(sh *shard, ps *phaseState, t ticket, sent int64, status int, err error) Outcome {
 	done := r.nowNS()
 	o := classify(status, err)
 	if err == nil || !r.stopping() { // an error caused by interruption is no outcome
-		sh.record(ps.plan.index, o, status, intended, sent, done)
-		if o == outOK {
+		var q *RequestRecord
+		if sh.left != nil {
+			q = &RequestRecord{Seq: t.seq, IntendedUnixNs: r.startUnix + t.intended, LatencyNs: clampNS(done - t.intended),
+				SentUnixNs: r.startUnix + sent, Status: status, Outcome: o}
+		}
+		sh.record(ps.plan.index, o, status, t.intended, sent, done, q)
+		if o == OutcomeOK {
 			r.okDone.Add(1)
 		}
 	}
@@ -464,12 +503,17 @@ func (r *runner) finish(sh *shard, ps *phaseState, intended, sent int64, status 
 	return o
 }
 
-func (s *shard) record(phase int, o outcome, status int, intended, sent, done int64) {
+// record adds one outcome to the phase's recorder and, when q is set, keeps
+// the request's record.
+func (s *shard) record(phase int, o Outcome, status int, intended, sent, done int64, q *RequestRecord) {
 	s.mu.Lock()
 	rec := s.recs[phase]
 	if rec == nil { // the phase was closed after a forced stop
 		s.mu.Unlock()
 		return
+	}
+	if q != nil {
+		s.keep(*q)
 	}
 	if rec.completed == 0 || done < rec.firstDone {
 		rec.firstDone = done
@@ -477,26 +521,42 @@ func (s *shard) record(phase int, o outcome, status int, intended, sent, done in
 	rec.lastDone = max(rec.lastDone, done)
 	rec.completed++
 	switch o {
-	case outOK:
+	case OutcomeOK:
 		rec.ok++
-	case outStatus:
+	case OutcomeStatus:
 		rec.errs.Status++
-	case outTimeout:
+	case OutcomeTimeout:
 		rec.errs.Timeout++
-	case outConnection:
+	case OutcomeConnection:
 		rec.errs.Connection++
 	default:
 		rec.errs.Other++
 	}
-	if o <= outTimeout {
+	if o <= OutcomeTimeout {
 		_ = rec.lat.RecordValue(clampNS(done - intended))
 		_ = rec.svc.RecordValue(clampNS(done - sent))
 	}
-	if o <= outStatus {
+	if o <= OutcomeStatus {
 		rec.codes[min(max(status, 0), len(rec.codes)-1)]++
 	}
 	_ = rec.lag.RecordValue(clampNS(sent - intended))
 	s.mu.Unlock()
+}
+
+// keep adds q to the shard's records; the caller holds s.mu. Past the
+// run's MaxRecordedRequests it overwrites the shard's oldest record, so the
+// latest requests are the ones kept.
+func (s *shard) keep(q RequestRecord) {
+	if s.left.Add(-1) >= 0 {
+		s.reqs = append(s.reqs, q)
+		return
+	}
+	s.dropped++
+	if len(s.reqs) == 0 {
+		return
+	}
+	s.reqs[s.oldest] = q
+	s.oldest = (s.oldest + 1) % len(s.reqs)
 }
 
 func clampNS(v int64) int64 { return min(max(v, 0), histMax) }
@@ -528,10 +588,11 @@ func (r *runner) user(ps *phaseState, req requester, sh *shard, end int64) {
 		ps.sent.Add(1)
 		ps.inflight.Add(1)
 		r.inflight.Add(1)
-		status, err := req.do(r.ctx, now.Add(r.timeout))
-		o := r.finish(sh, ps, sent, sent, status, err)
+		t := ticket{phase: int32(ps.plan.index), intended: sent, seq: r.seq.Add(1)}
+		status, err := req.do(r.ctx, now.Add(r.timeout), r.requestID(t))
+		o := r.finish(sh, ps, t, sent, status, err)
 		pause := r.cfg.Think
-		if o >= outConnection {
+		if o >= OutcomeConnection {
 			pause = max(pause, closedBackoff)
 		}
 		if pause > 0 && !r.sleepUntil(min(r.nowNS()+int64(pause), end), false) {
@@ -625,6 +686,7 @@ func (r *runner) result() *Result {
 		ElapsedS:          time.Since(r.start).Seconds(),
 		Interrupted:       r.ctx.Err() != nil,
 		CPUIncludesTarget: c.CPUIncludesTarget,
+		RequestTag:        c.RequestTag,
 		Phases:            []PhaseResult{},
 	}
 	if c.Users > 0 {
@@ -646,5 +708,31 @@ func (r *runner) result() *Result {
 			res.Phases = append(res.Phases, *ps.result)
 		}
 	}
+	if c.RecordRequests {
+		res.Requests, res.RequestsDropped = r.requests()
+	}
 	return res
+}
+
+// requests merges the shards' records, sorted by Seq, once every request
+// has finished.
+func (r *runner) requests() ([]RequestRecord, int64) {
+	n, dropped := 0, int64(0)
+	for i := range r.shards {
+		sh := &r.shards[i]
+		sh.mu.Lock()
+		n += len(sh.reqs)
+		dropped += sh.dropped
+		sh.mu.Unlock()
+	}
+	out := make([]RequestRecord, 0, n)
+	for i := range r.shards {
+		sh := &r.shards[i]
+		sh.mu.Lock()
+		out = append(out, sh.reqs...)
+		sh.reqs, sh.oldest = nil, 0
+		sh.mu.Unlock()
+	}
+	slices.SortFunc(out, func(a, b RequestRecord) int { return cmp.Compare(a.Seq, b.Seq) })
+	return out, dropped
 }

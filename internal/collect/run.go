@@ -13,9 +13,12 @@ package collect
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -46,7 +49,10 @@ const (
 // Config describes one run. Zero optional fields take the documented defaults.
 type Config struct {
 	// Load is the load to drive (its URL is the target). Progress and
-	// Interval must be nil: the run sets them (use Live).
+	// Interval must be nil: the run sets them (use Live). The run tags
+	// every request (RequestTag: a random tag of 8 hex digits unless one
+	// is given, recorded in the manifest) and records them
+	// (RecordRequests), for requests.tsv.
 	Load load.Config
 	// Out is the run directory; it must not exist or be empty. Required.
 	Out string
@@ -145,6 +151,14 @@ func NewRunner(cfg Config) (*Runner, error) {
 	if err := cfg.Load.Validate(); err != nil {
 		return nil, fmt.Errorf("run: %w", err)
 	}
+	if cfg.Load.RequestTag == "" {
+		tag, err := newRequestTag()
+		if err != nil {
+			return nil, fmt.Errorf("run: %w", err)
+		}
+		cfg.Load.RequestTag = tag
+	}
+	cfg.Load.RecordRequests = true
 	if cfg.TraceAt == 0 {
 		cfg.TraceAt = DefaultTraceAt
 	}
@@ -190,6 +204,15 @@ func NewRunner(cfg Config) (*Runner, error) {
 		r.cfg.SnapshotWhen, r.snapshotWhen = w, cs
 	}
 	return r, nil
+}
+
+// newRequestTag makes a run's request tag: 8 random hex digits.
+func newRequestTag() (string, error) {
+	var b [4]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("request tag: %w", err)
+	}
+	return hex.EncodeToString(b[:]), nil
 }
 
 // Stop ends the run early, as Ctrl-C does: the load stops, what was
@@ -460,6 +483,7 @@ func (st *runState) finish(runCtx context.Context, res *load.Result, loadErr err
 		} else {
 			keep(rd.RecordFile(rundir.ResultsFile, "load generator's results (load.Result)"))
 		}
+		keep(st.writeRequests(res))
 		if err := st.files.hlog.Close(res.Start); err != nil {
 			keep(fmt.Errorf("%s: %w", rundir.HLogFile, err))
 		}
@@ -482,6 +506,59 @@ func (st *runState) finish(runCtx context.Context, res *load.Result, loadErr err
 		keep(loadErr)
 	}
 	return &Outcome{Dir: st.r.cfg.Out, Result: res, Manifest: rd.Manifest()}, errors.Join(errs...)
+}
+
+// writeRequests writes requests.tsv when a trace was captured: the load
+// generator's records of the requests whose intended send time falls in
+// the trace's window widened by the client timeout before its start (a
+// request intended then may still be in flight in the window), or of every
+// request when the window is not known. A window some of whose records
+// were dropped (load.MaxRecordedRequests) is recorded as missing.
+func (st *runState) writeRequests(res *load.Result) error {
+	tr := st.caps.traceInfo()
+	if tr == nil || res.RequestTag == "" {
+		return nil
+	}
+	st.mu.Lock()
+	origin := st.tally.start // the load's clock, which tr is on
+	st.mu.Unlock()
+	reqs := res.Requests
+	lo, hi, known := requestWindow(tr, origin, time.Duration(res.TimeoutS*float64(time.Second)))
+	if known {
+		reqs = make([]load.RequestRecord, 0, len(res.Requests))
+		for _, q := range res.Requests {
+			if q.IntendedUnixNs >= lo && q.IntendedUnixNs <= hi {
+				reqs = append(reqs, q)
+			}
+		}
+	}
+	var errs []error
+	if res.RequestsDropped > 0 && (!known || len(res.Requests) == 0 || res.Requests[0].IntendedUnixNs > lo) {
+		errs = append(errs, st.rd.RecordMissing("records of some requests in the trace's window ("+rundir.RequestsFile+")",
+			fmt.Errorf("the load generator keeps the records of %d requests at most; %d earlier ones were dropped", load.MaxRecordedRequests, res.RequestsDropped)))
+	}
+	err := st.rd.WriteFile(rundir.RequestsFile, func(w io.Writer) error { return rundir.WriteRequests(w, res.RequestTag, reqs) })
+	if err == nil {
+		err = st.rd.RecordFile(rundir.RequestsFile, "load generator's record of each request around the trace window, joined with the trace's requests through their "+load.RequestHeader+" header (rundir.RequestLog)")
+	}
+	return errors.Join(append(errs, err)...)
+}
+
+// requestWindow is the span of intended send times, in Unix ns, whose
+// requests may show in trace tr: from timeout before its start to its end.
+// A flight-recorder snapshot's start is not known: it runs from the
+// beginning. known is false when tr does not say where it lies on the
+// load's clock (origin).
+func requestWindow(tr *rundir.TraceCapture, origin time.Time, timeout time.Duration) (lo, hi int64, known bool) {
+	if origin.IsZero() || tr.EndS <= 0 || tr.EndS < tr.StartS {
+		return 0, 0, false
+	}
+	at := func(s float64) int64 { return origin.UnixNano() + int64(math.Round(s*1e9)) }
+	lo = math.MinInt64
+	if tr.Mode != rundir.TraceFlightRecorder {
+		lo = at(tr.StartS) - int64(timeout)
+	}
+	return lo, at(tr.EndS), true
 }
 
 // endStatus is how a run ended: complete, or interrupted and why.
@@ -532,10 +609,11 @@ func (r *Runner) initialManifest() rundir.Manifest {
 		Config: rundir.ManifestConfig{TargetURL: cfg.Load.URL, AgentURL: cfg.AgentURL, PprofURL: cfg.PprofURL,
 			TraceAt: cfg.TraceAt, TraceWindowS: cfg.TraceWindow.Seconds(), SnapshotWhen: cfg.SnapshotWhen,
 			PID: cfg.PID, Command: cfg.Command, PollEveryS: cfg.PollEvery.Seconds()},
-		Generator: rundir.ProcessInfo{PID: os.Getpid(), GOMAXPROCS: runtime.GOMAXPROCS(0), GoVersion: runtime.Version()},
-		Start:     time.Now(),
-		Status:    rundir.StatusRunning,
-		Files:     []rundir.FileEntry{},
+		Generator:  rundir.ProcessInfo{PID: os.Getpid(), GOMAXPROCS: runtime.GOMAXPROCS(0), GoVersion: runtime.Version()},
+		Start:      time.Now(),
+		Status:     rundir.StatusRunning,
+		RequestTag: cfg.Load.RequestTag,
+		Files:      []rundir.FileEntry{},
 	}
 	m.Machine = target.DescribeMachine()
 	return m

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"math"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -387,6 +388,49 @@ func TestPprofOnlyTarget(t *testing.T) {
 	}
 }
 
+// TestRequestsFile: a run tags its requests and, having captured a trace,
+// leaves requests.tsv: the records of the requests intended in the trace's
+// window (widened by the client timeout before it), under the manifest's
+// tag, which rundir.ReadRequests reads back.
+func TestRequestsFile(t *testing.T) {
+	srv := startFixture(t, fixtures.DefaultConfig(), true)
+	const timeout = 300 * time.Millisecond
+	out := runOnce(t, context.Background(), Config{
+		Load:        load.Config{URL: srv.URL() + "/sleep?ms=2", Rate: 100, Duration: 2 * time.Second, Timeout: timeout},
+		TraceWindow: 400 * time.Millisecond,
+		PollEvery:   250 * time.Millisecond,
+	})
+	m := checkDir(t, out.Dir, rundir.ManifestFile, rundir.ResultsFile, rundir.TraceFile, rundir.RequestsFile)
+	if m.Schema != rundir.ManifestSchema || load.CheckRequestTag(m.RequestTag) != nil || m.Trace == nil {
+		t.Fatalf("manifest: schema %d, request tag %q, trace %+v", m.Schema, m.RequestTag, m.Trace)
+	}
+	if !slices.ContainsFunc(m.Files, func(f rundir.FileEntry) bool { return f.Name == rundir.RequestsFile && f.Bytes > 0 }) {
+		t.Errorf("manifest does not list %s: %+v", rundir.RequestsFile, m.Files)
+	}
+	rl, err := rundir.ReadRequests(out.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rl.Tag != m.RequestTag || out.Result.RequestTag != m.RequestTag || rl.Skipped != 0 || rl.Truncated {
+		t.Errorf("requests.tsv: tag %q (manifest %q, result %q), %d skipped, truncated %v", rl.Tag, m.RequestTag, out.Result.RequestTag, rl.Skipped, rl.Truncated)
+	}
+	at := func(s float64) int64 { return m.LoadStart.UnixNano() + int64(s*1e9) }
+	lo, hi := at(m.Trace.StartS)-int64(timeout), at(m.Trace.EndS)
+	// 100 req/s over a 400 ms window and the 300 ms before it: about 70.
+	t.Logf("%d rows of %d requests, trace %.3f-%.3f s", len(rl.Requests), out.Result.Phases[0].Completed, m.Trace.StartS, m.Trace.EndS)
+	if n := len(rl.Requests); n < 30 || int64(n) >= out.Result.Phases[0].Completed {
+		t.Errorf("%d rows of %d requests: want those of the trace's window, about 70", n, out.Result.Phases[0].Completed)
+	}
+	for i, q := range rl.Requests {
+		if q.IntendedUnixNs < lo || q.IntendedUnixNs > hi || q.Outcome != load.OutcomeOK || q.Status != 200 {
+			t.Errorf("row %d: %+v, want a 2xx intended in [%d, %d]", i, q, lo, hi)
+		}
+		if i > 0 && q.Seq != rl.Requests[i-1].Seq+1 {
+			t.Errorf("row %d: seq %d after %d: want every request of the window, in order", i, q.Seq, rl.Requests[i-1].Seq)
+		}
+	}
+}
+
 // TestInterruptedBySIGINT: SIGINT mid-run, delivered the way main wires
 // it (signal.NotifyContext), leaves a valid directory marked interrupted.
 func TestInterruptedBySIGINT(t *testing.T) {
@@ -408,6 +452,9 @@ func TestInterruptedBySIGINT(t *testing.T) {
 	}
 	if m.End.Sub(m.Start) > 15*time.Second {
 		t.Errorf("the run went on for %v after SIGINT", m.End.Sub(m.Start))
+	}
+	if _, err := os.Stat(filepath.Join(out.Dir, rundir.RequestsFile)); err == nil || m.Trace != nil {
+		t.Errorf("%s written although no trace was captured (trace %+v)", rundir.RequestsFile, m.Trace)
 	}
 }
 
@@ -474,5 +521,30 @@ func TestKilledTarget(t *testing.T) {
 		}
 	} else {
 		t.Logf("no cgroup CPU controller here (%v): cgroup counters not checked", err)
+	}
+}
+
+// requestWindow spans a trace window from the client timeout before its
+// start to its end; a flight-recorder snapshot from the beginning; nothing
+// when the trace's place on the load's clock is not known.
+func TestRequestWindow(t *testing.T) {
+	origin := time.Unix(1_800_000_000, 0)
+	o := origin.UnixNano()
+	for _, tc := range []struct {
+		name   string
+		tr     rundir.TraceCapture
+		origin time.Time
+		lo, hi int64
+		known  bool
+	}{
+		{"window", rundir.TraceCapture{Mode: rundir.TraceWindow, StartS: 2, EndS: 3.5}, origin, o + 1e9, o + 3.5e9, true},
+		{"flight recorder", rundir.TraceCapture{Mode: rundir.TraceFlightRecorder, EndS: 4}, origin, math.MinInt64, o + 4e9, true},
+		{"no load clock", rundir.TraceCapture{Mode: rundir.TraceWindow, StartS: 2, EndS: 3}, time.Time{}, 0, 0, false},
+		{"no end", rundir.TraceCapture{Mode: rundir.TraceWindow}, origin, 0, 0, false},
+	} {
+		lo, hi, known := requestWindow(&tc.tr, tc.origin, time.Second)
+		if lo != tc.lo || hi != tc.hi || known != tc.known {
+			t.Errorf("%s: [%d, %d] known %v, want [%d, %d] %v", tc.name, lo, hi, known, tc.lo, tc.hi, tc.known)
+		}
 	}
 }

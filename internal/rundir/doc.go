@@ -8,7 +8,9 @@
 //     load.hlog (its HdrHistogram interval log), metrics.jsonl (one
 //     MetricsLine per poll of the target: the raw agent snapshot and /proc
 //     counters, and the figures derived from them live), trace.out and the
-//     *.pb.gz profiles, then analysis.json (Analysis) and summary.txt,
+//     *.pb.gz profiles, requests.tsv (the generator's record of each
+//     request around the trace, RequestLog, for joining with the requests
+//     the trace shows), then analysis.json (Analysis) and summary.txt,
 //     which package derive makes from the others alone.
 //   - A sweep directory (`schedscope sweep`): sweep.json (SweepPlan) and
 //     steps/*.json (one SweepStep per finished step).
@@ -16,7 +18,8 @@
 // Writers (Create, Open, Writer) write whole files through a rename and
 // append lines with single writes, so a reader never sees half a document
 // and a killed run leaves whole lines. Readers (ReadRun, ReadSweep,
-// ReadMetrics, FindTrace) are the only code that reads these files.
+// ReadMetrics, ReadRequests, FindTrace) are the only code that reads these
+// files.
 // DirKindOf tells the kinds of directory apart, so no command writes into a
 // directory of another kind (CheckNewRunDir).
 //

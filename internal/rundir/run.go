@@ -22,6 +22,7 @@ const (
 	HLogFile     = "load.hlog"     // the load generator's HdrHistogram interval log (ns)
 	MetricsFile  = "metrics.jsonl" // one MetricsLine per poll, on the load's clock
 	TraceFile    = "trace.out"     // the execution trace (window or flight-recorder snapshot)
+	RequestsFile = "requests.tsv"  // the load generator's record of each request around the trace (RequestLog)
 	AnalysisFile = "analysis.json" // Analysis
 	SummaryFile  = "summary.txt"   // the human summary
 	// Profiles: ProfileFile(name) = name + ".pb.gz", for goroutine, block,
@@ -257,6 +258,10 @@ type Manifest struct {
 	Reason string `json:"reason,omitempty"`
 	// Trace says what trace.out holds; nil when no trace was captured.
 	Trace *TraceCapture `json:"trace,omitempty"`
+	// RequestTag is the tag of every request the load generator sent
+	// (load.Config.RequestTag, in each request's load.RequestHeader) and of
+	// requests.tsv; "" for a run made before requests were tagged.
+	RequestTag string `json:"request_tag,omitempty"`
 	// Files lists the files written so far, with what each holds.
 	Files []FileEntry `json:"files"`
 	// Missing lists what could not be collected, and why.
@@ -286,8 +291,10 @@ func (m Manifest) Redacted() Manifest {
 }
 
 // ManifestSchema is the version of the manifest's layout: 2 added Trace
-// and FileEntry.Window, which derivation reads instead of the run's memory.
-const ManifestSchema = 2
+// and FileEntry.Window, which derivation reads instead of the run's memory;
+// 3 added RequestTag (and requests.tsv, which the analyzer joins with the
+// trace's requests).
+const ManifestSchema = 3
 
 // ManifestConfig is the part of Config worth keeping with the results.
 type ManifestConfig struct {
