@@ -46,12 +46,13 @@ type Options struct {
 	Size int64
 	// RequestTag is the tag of the generator's request ids in this run
 	// (collect/load's Config.RequestTag): requests carrying it are joined
-	// with ClientLatency.
+	// with Client.
 	RequestTag string
-	// ClientLatency is the generator's latency of each request, by
-	// sequence number, from the intended send to the response's end: with
-	// it the request anatomy knows the time after the handler too.
-	ClientLatency map[int64]int64
+	// Client is the generator's record of each request, by sequence
+	// number: with it the request anatomy splits the time before the
+	// handler into the generator's send lag and the wait in the socket,
+	// and knows the time after the handler.
+	Client map[int64]ClientRequest
 }
 
 func (o Options) withDefaults() Options {
@@ -65,6 +66,12 @@ func (o Options) withDefaults() Options {
 		o.TimelineStep = 10 * time.Millisecond
 	}
 	return o
+}
+
+// ClientRequest is the load generator's record of one request.
+type ClientRequest struct {
+	SentUnixNs int64 // when it was sent
+	LatencyNs  int64 // from its intended send to its response's end; 0 unknown
 }
 
 // ErrNotTrace is returned (wrapped) when the input is not a Go execution

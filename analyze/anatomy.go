@@ -43,7 +43,9 @@ const (
 	StateBlocked  State = "blocked"     // blocked for another reason
 	StatePool     State = "pool"        // waiting for a pool (Share.Pool names it)
 	StateFanout   State = "fan-out"     // waiting for goroutines doing the request's work
-	StateBefore   State = "before"      // intended send to handler start: generator, network, accept, reading the request
+	StateLag      State = "send lag"    // intended send to the generator's actual send (joined with its record)
+	StateSocket   State = "socket"      // sent, not yet read by the server: the network, the listen backlog, the netpoller
+	StateBefore   State = "before"      // intended send to the handler's goroutine waking, when the send time is unknown
 	StateAfter    State = "after"       // handler end to the response's end at the client
 	StateIdle     State = "idle"        // a server connection waiting for its next request (per class only)
 )
@@ -66,6 +68,8 @@ const (
 	catBlocked
 	catPool
 	catFanout
+	catLag
+	catSocket
 	catBefore
 	catAfter
 	catIdle
@@ -73,7 +77,7 @@ const (
 )
 
 var catStates = [numCats]State{StateRunning, StateRunnable, StateGCAssist, StateSleep, StateNetwork, StateHTTP, StateChan,
-	StateSync, StateSyscall, StateCgo, StateGCWait, StateBlocked, StatePool, StateFanout, StateBefore, StateAfter, StateIdle}
+	StateSync, StateSyscall, StateCgo, StateGCWait, StateBlocked, StatePool, StateFanout, StateLag, StateSocket, StateBefore, StateAfter, StateIdle}
 
 // catOfCause is the category of a wait for cause c.
 func catOfCause(c cause) cat {
@@ -628,16 +632,30 @@ func (a *anatomyAcc) end(g *aG, tk int32, t trace.Time, open bool) {
 			rec.seq = o.seq
 			// The generator's intended send to the handler's start, both
 			// on the wall clock; what the goroutine did in it is counted
-			// already.
+			// already. With the generator's record, the rest splits into
+			// its send lag and the time the sent request waited in the
+			// socket (the network, the listen backlog, the netpoller).
 			before := max(o.startW-o.intend, 0)
+			cl, joined := a.opts.Client[o.seq]
+			joined = joined && o.flags&reqTagOK != 0
 			if before > pre {
-				rec.cats[catBefore] = float32(before - pre)
+				rest := before - pre
+				if joined && cl.SentUnixNs > 0 {
+					lag := min(max(cl.SentUnixNs-o.intend, 0), rest)
+					rec.cats[catLag] = float32(lag)
+					rec.cats[catSocket] = float32(rest - lag)
+				} else {
+					rec.cats[catBefore] = float32(rest)
+				}
 				rec.total = rec.handler + before
 			}
-			if lat, ok := a.opts.ClientLatency[o.seq]; ok && o.flags&reqTagOK != 0 {
+			// A request still in its handler at the trace's end spent the
+			// rest of its client latency in states the trace did not see:
+			// it keeps its observed time.
+			if joined && cl.LatencyNs > 0 && !open {
 				rec.client = true
-				rec.cats[catAfter] = float32(max(lat-rec.total, 0))
-				rec.total = max(lat, rec.total)
+				rec.cats[catAfter] = float32(max(cl.LatencyNs-rec.total, 0))
+				rec.total = max(cl.LatencyNs, rec.total)
 			}
 		}
 	}

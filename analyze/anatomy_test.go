@@ -173,7 +173,7 @@ func TestAnatomyCPU(t *testing.T) {
 
 func TestAnatomyClientJoin(t *testing.T) {
 	intended := time.Now().Add(-3 * time.Millisecond) // sent 3 ms before the handler starts
-	r := traced(t, Options{RequestTag: "run1", ClientLatency: map[int64]int64{7: int64(20 * time.Millisecond)}}, func() {
+	r := traced(t, Options{RequestTag: "run1", Client: map[int64]ClientRequest{7: {SentUnixNs: intended.UnixNano() + int64(time.Millisecond), LatencyNs: int64(20 * time.Millisecond)}}}, func() {
 		request(context.Background(), "run1-7", intended, func(context.Context) { time.Sleep(5 * time.Millisecond) })
 		request(context.Background(), "other-8", intended, func(context.Context) {})
 		request(context.Background(), "", time.Time{}, func(context.Context) {})
@@ -185,14 +185,20 @@ func TestAnatomyClientJoin(t *testing.T) {
 	if rq.Seq != 7 || rq.TotalNs != int64(20*time.Millisecond) || !rq.ClientJoined {
 		t.Fatalf("slowest %+v, want seq 7 with the client's 20 ms", rq)
 	}
-	var before, after int64
+	var before, after, lag int64
 	for _, s := range rq.Split {
 		switch s.State {
-		case StateBefore:
-			before = s.Ns
+		case StateLag:
+			lag = s.Ns
+			before += s.Ns
+		case StateSocket, StateBefore:
+			before += s.Ns
 		case StateAfter:
 			after = s.Ns
 		}
+	}
+	if lag != int64(time.Millisecond) {
+		t.Errorf("send lag %v, want the 1 ms between the intended and the actual send", time.Duration(lag))
 	}
 	if before < int64(3*time.Millisecond) || after <= 0 || before+after+rq.HandlerNs != rq.TotalNs {
 		t.Errorf("before %v + handler %v + after %v, want >= 3ms + handler + > 0 = %v",

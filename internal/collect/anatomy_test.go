@@ -8,6 +8,7 @@ import (
 	"net/http/pprof"
 	"net/url"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -109,16 +110,30 @@ func TestAnatomyCPUBeyondCPUs(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a 3 s loopback run beyond the CPUs")
 	}
-	srv := startFixture(t, fixtures.DefaultConfig(), true)
+	// The fixture in a process of its own (this test binary), so that the
+	// generator's CPU is its own.
+	addr, err := target.FreeLoopbackAddr()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(targetEnv, addr)
 	// 2 ms of CPU per request: 1,000 req/s would fill two CPUs alone.
 	out := runOnce(t, context.Background(), Config{
-		Load:        load.Config{URL: srv.URL() + "/cpu?us=2000", Rate: 1500, Duration: 3 * time.Second, Timeout: 10 * time.Second},
+		Load:        load.Config{URL: "http://" + addr + "/cpu?us=2000", Rate: 1500, Duration: 3 * time.Second, Timeout: 10 * time.Second},
+		Command:     os.Args[0],
 		TraceWindow: time.Second,
 		PollEvery:   250 * time.Millisecond,
 	})
+	if testing.Verbose() {
+		t.Log(out.Summary)
+	}
+	// The CPU's queue: runnable goroutines, and requests sent but waiting
+	// in their sockets, since with every P busy the scheduler polls the
+	// network only when a P runs out of work (the trace shows the
+	// goroutines blocked on the network, then running within microseconds).
 	b := bandSplit(t, out.Analysis, ">=p99")
-	if p := sharePct(b.Split, "running", "runnable"); p < 80 {
-		t.Errorf("running + runnable is %.1f%% of the p99 band, want >= 80: %s", p, splitString(b.Split))
+	if p := sharePct(b.Split, "running", "runnable", "socket"); p < 80 {
+		t.Errorf("running + runnable + socket is %.1f%% of the p99 band, want >= 80: %s", p, splitString(b.Split))
 	}
 	firstCause(t, out.Analysis, rundir.KindCPU, "")
 }
@@ -209,29 +224,46 @@ func serveProxy() {
 // TestAnatomyReverseProxyCPU: a server we did not write (the standard
 // library's reverse proxy, pprof only), CPU-saturated by the load in front
 // of a backend that needs 20 ms a request: the diagnosis is the CPU, per
-// goroutine class, never the generator.
+// goroutine class, never the generator. The proxy and the backend each run
+// in a process of their own (this test binary), so the generator's CPU is
+// its own.
 func TestAnatomyReverseProxyCPU(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a 4 s loopback run saturating a reverse proxy")
 	}
-	backend := startFixture(t, fixtures.DefaultConfig(), false)
+	backendAddr, err := target.FreeLoopbackAddr()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	backend := exec.CommandContext(ctx, os.Args[0])
+	backend.Env = append(os.Environ(), targetEnv+"="+backendAddr)
+	if err := backend.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cancel(); _ = backend.Wait() })
 	addr, err := target.FreeLoopbackAddr()
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv(proxyEnv, addr+" "+backend.URL())
+	t.Setenv(proxyEnv, addr+" http://"+backendAddr)
+	// The proxy costs about 250 us of CPU a request here: 8,000 req/s is
+	// beyond the two CPUs it shares with the backend and the generator.
 	out := runOnce(t, context.Background(), Config{
-		Load:        load.Config{URL: "http://" + addr + "/sleep?ms=20", Rate: 3000, Duration: 4 * time.Second, Timeout: 10 * time.Second},
-		Command:     os.Args[0],
+		Load:    load.Config{URL: "http://" + addr + "/sleep?ms=20", Rate: 8000, Duration: 4 * time.Second, Timeout: 10 * time.Second},
+		Command: os.Args[0],
+		// The proxy forwards /debug/schedscope/ to the backend's agent:
+		// name its own pprof, as a user of a proxy would.
+		PprofURL:    "http://" + addr + "/debug/pprof/",
 		TraceWindow: time.Second,
 		PollEvery:   250 * time.Millisecond,
 	})
 	an := out.Analysis
-	if an.Diagnosis == nil || an.Diagnosis.Basis != rundir.BasisClass {
-		t.Fatalf("diagnosis %+v, want one per goroutine class", an.Diagnosis)
-	}
 	if testing.Verbose() {
 		t.Log(out.Summary)
+	}
+	if an.Diagnosis == nil || an.Diagnosis.Basis != rundir.BasisClass {
+		t.Fatalf("diagnosis %+v, want one per goroutine class", an.Diagnosis)
 	}
 	firstCause(t, an, rundir.KindCPU, "")
 	for _, f := range an.Findings {

@@ -19,6 +19,7 @@ import (
 	"github.com/google/pprof/profile"
 
 	"github.com/schedscope/schedscope/analyze"
+	"github.com/schedscope/schedscope/collect/load"
 	"github.com/schedscope/schedscope/internal/regular"
 	"github.com/schedscope/schedscope/internal/rundir"
 )
@@ -172,6 +173,19 @@ func analyzeRunTrace(ctx context.Context, dir string) (*analyze.Report, error) {
 	var opts analyze.Options
 	if fi, err := f.Stat(); err == nil {
 		opts.Size = fi.Size()
+	}
+	// The generator's record of each request joins the trace's: its latency
+	// gives each request's time after the handler.
+	if log, err := rundir.ReadRequests(dir); err == nil && log.Tag != "" {
+		opts.RequestTag = log.Tag
+		opts.Client = make(map[int64]analyze.ClientRequest, len(log.Requests))
+		for _, rq := range log.Requests {
+			cr := analyze.ClientRequest{SentUnixNs: rq.SentUnixNs}
+			if rq.Outcome == load.OutcomeOK || rq.Outcome == load.OutcomeStatus {
+				cr.LatencyNs = rq.LatencyNs
+			}
+			opts.Client[int64(rq.Seq)] = cr
+		}
 	}
 	rep, err := analyze.Trace(ctx, f, opts)
 	if rep != nil {

@@ -233,6 +233,27 @@ func (s *situation) fromSplit(split, kids []analyze.Share, basis rundir.Diagnosi
 					mapState(k.State, k.Pool, share*k.Pct/kidTotal)
 				}
 			}
+		case analyze.StateLag:
+			// The generator's own lateness: its cause when it was short of
+			// CPU in its own process or late against an idle target; else a
+			// consequence of the CPUs it shares with a saturated target.
+			switch {
+			case s.genOwn || s.generatorLate():
+				add(rundir.KindGenerator, "", share)
+			case cpu:
+				add(rundir.KindCPU, "", share)
+			default:
+				add(rundir.KindOutside, "", share)
+			}
+		case analyze.StateSocket:
+			// Sent and waiting to be read: with the Ps busy, the scheduler
+			// polls the network only when a P runs out of work, so an
+			// overloaded server's queue is in its sockets.
+			if cpu {
+				add(rundir.KindCPU, "", share)
+			} else {
+				add(rundir.KindOutside, "", share)
+			}
 		case analyze.StateBefore, analyze.StateAfter:
 			s.outside(add, share, cpu)
 		default:
