@@ -592,7 +592,11 @@ func (b Browser) requestView(w, h int) string {
 	if h >= 20 {
 		gap = "\n\n"
 	}
-	head := b.st.value.Render(fmt.Sprintf("request %s · task %d · goroutine %d", requestName(rq), rq.Task, rq.Goroutine))
+	name := requestName(rq)
+	if rq.Seq > 0 {
+		name += fmt.Sprintf(" · task %d", rq.Task)
+	}
+	head := b.st.value.Render(fmt.Sprintf("request %s · goroutine %d", name, rq.Goroutine))
 	if rq.ChildGoroutines > 0 {
 		head += b.st.dim.Render(fmt.Sprintf(" · %s worked for it", goroutines(rq.ChildGoroutines)))
 	}

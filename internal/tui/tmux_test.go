@@ -153,10 +153,12 @@ func tmuxBrowser(t *testing.T, bin string) {
 	if !strings.Contains(pane, "▄ chan") {
 		t.Errorf("the selected class's legend lacks its chan share:\n%s", pane)
 	}
+	saveCapture(t, "browser-requests", pane)
 	s.keys("2")
 	s.waitFor(5*time.Second, "[2 sched latency]", "by start function")
 	s.keys("4")
-	s.waitFor(5*time.Second, "[4 pinned]", "events, longest first", "locked")
+	pane = s.waitFor(5*time.Second, "[4 pinned]", "events, longest first", "locked")
+	saveCapture(t, "browser-pinned", pane)
 	s.keys("Enter")
 	s.waitFor(5*time.Second, "stack (leaf first)", "main.locked")
 	s.keys("Enter")
