@@ -33,7 +33,8 @@ type BrowserConfig struct {
 
 // Browser tabs, in tab order.
 const (
-	btabSched = iota
+	btabRequests = iota
+	btabSched
 	btabSleep
 	btabPinned
 	btabTimeline
@@ -41,7 +42,7 @@ const (
 	btabCount
 )
 
-var browserTabNames = [btabCount]string{"sched latency", "sleep", "pinned", "goroutines & threads", "blocking"}
+var browserTabNames = [btabCount]string{"requests", "sched latency", "sleep", "pinned", "goroutines & threads", "blocking"}
 
 // Messages the browser receives from its Cmds.
 type (
@@ -54,33 +55,57 @@ type (
 )
 
 type browserKeys struct {
-	Tab, BackTab, Up, Down, PgUp, PgDown, Sort, Reverse, Enter, Search, Back, Quit, Help key.Binding
+	Tab, BackTab, Up, Down, PgUp, PgDown, PrevBand, NextBand, Sort, Reverse, Enter, Search, Back, Quit, Help key.Binding
 }
 
 func newBrowserKeys() browserKeys {
 	return browserKeys{
-		Tab:     key.NewBinding(key.WithKeys("tab", "right", "l"), key.WithHelp("tab", "next tab")),
-		BackTab: key.NewBinding(key.WithKeys("shift+tab", "left", "h"), key.WithHelp("shift+tab", "previous tab")),
-		Up:      key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
-		Down:    key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
-		PgUp:    key.NewBinding(key.WithKeys("pgup"), key.WithHelp("pgup", "page up")),
-		PgDown:  key.NewBinding(key.WithKeys("pgdown", "space"), key.WithHelp("pgdn", "page down")),
-		Sort:    key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "sort by next column")),
-		Reverse: key.NewBinding(key.WithKeys("S"), key.WithHelp("S", "reverse order")),
-		Enter:   key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "details (stack)")),
-		Search:  key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "search")),
-		Back:    key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back / clear search")),
-		Quit:    key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
-		Help:    key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
+		Tab:      key.NewBinding(key.WithKeys("tab", "right", "l"), key.WithHelp("tab", "next tab")),
+		BackTab:  key.NewBinding(key.WithKeys("shift+tab", "left", "h"), key.WithHelp("shift+tab", "previous tab")),
+		Up:       key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
+		Down:     key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
+		PgUp:     key.NewBinding(key.WithKeys("pgup"), key.WithHelp("pgup", "page up")),
+		PgDown:   key.NewBinding(key.WithKeys("pgdown", "space"), key.WithHelp("pgdn", "page down")),
+		PrevBand: key.NewBinding(key.WithKeys("["), key.WithHelp("[", "previous latency band")),
+		NextBand: key.NewBinding(key.WithKeys("]"), key.WithHelp("]", "next latency band")),
+		Sort:     key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "sort by next column")),
+		Reverse:  key.NewBinding(key.WithKeys("S"), key.WithHelp("S", "reverse order")),
+		Enter:    key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "details (timeline, stack)")),
+		Search:   key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "search")),
+		Back:     key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "back / clear search")),
+		Quit:     key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
+		Help:     key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
 	}
 }
 
-func (k browserKeys) ShortHelp() []key.Binding {
-	return []key.Binding{k.Tab, k.Up, k.Sort, k.Enter, k.Search, k.Quit, k.Help}
+func (k browserKeys) FullHelp() [][]key.Binding {
+	return [][]key.Binding{{k.Tab, k.BackTab, k.Up, k.Down, k.PgUp, k.PgDown}, {k.PrevBand, k.NextBand, k.Sort, k.Reverse, k.Enter, k.Search, k.Back}, {k.Quit, k.Help}}
 }
 
-func (k browserKeys) FullHelp() [][]key.Binding {
-	return [][]key.Binding{{k.Tab, k.BackTab, k.Up, k.Down, k.PgUp, k.PgDown}, {k.Sort, k.Reverse, k.Enter, k.Search, k.Back}, {k.Quit, k.Help}}
+// shortHelp is the footer's key list for what is on screen: the band keys
+// on the requests tab's bands, enter where it opens something.
+func (b Browser) shortHelp() []key.Binding {
+	k := b.keys
+	back := k.Back
+	back.SetHelp("esc", "back")
+	switch {
+	case b.reqOpen && len(b.req.Timeline) > 0:
+		return []key.Binding{k.Up, k.PgDown, k.Sort, back, k.Quit, k.Help}
+	case b.reqOpen || b.detail:
+		return []key.Binding{back, k.Quit, k.Help}
+	}
+	out := []key.Binding{k.Tab, k.Up}
+	enter := k.Enter
+	switch {
+	case b.tab == btabRequests && b.rep != nil && b.byRequest():
+		out = append(out, key.NewBinding(key.WithKeys("[", "]"), key.WithHelp("[ ]", "band")))
+		enter.SetHelp("enter", "timeline")
+	case b.tab == btabPinned:
+		enter.SetHelp("enter", "stack")
+	default:
+		enter.SetEnabled(false)
+	}
+	return append(out, k.Sort, enter, k.Search, k.Quit, k.Help)
 }
 
 // Browser is the offline trace browser's bubbletea model: a progress bar
@@ -105,6 +130,10 @@ type Browser struct {
 	tab       int
 	tables    [btabCount]browseTable
 	detail    bool // showing the selected pinned event's stack
+	band      int  // the requests tab's latency band, an index into Requests.Bands
+	reqOpen   bool // showing req's timeline (the requests tab)
+	req       analyze.Request
+	segments  browseTable // req's timeline
 	searching bool
 	showHelp  bool
 }
@@ -212,6 +241,10 @@ func (b Browser) loaded(rep *analyze.Report, err error) Browser {
 	if rep == nil {
 		return b
 	}
+	if rr := rep.Requests; rr != nil {
+		b.band = max(0, len(rr.Bands)-1) // the slowest band first: the tail is the question
+	}
+	b.tables[btabRequests] = b.requestsTabTable()
 	b.tables[btabSched] = groupsTable(rep)
 	b.tables[btabSleep] = sleepTable(rep)
 	b.tables[btabPinned] = pinnedTable(rep)
@@ -250,8 +283,31 @@ func (b Browser) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		}
 		return b, nil
 	}
-	t := b.tables[b.tab]
 	page := max(1, b.height-12)
+	if b.reqOpen {
+		switch {
+		case b.showHelp && key.Matches(k, b.keys.Back, b.keys.Help):
+			b.showHelp = false
+		case key.Matches(k, b.keys.Back, b.keys.Enter):
+			b.reqOpen = false
+		case key.Matches(k, b.keys.Help):
+			b.showHelp = !b.showHelp
+		case key.Matches(k, b.keys.Up):
+			b.segments = b.segments.move(-1)
+		case key.Matches(k, b.keys.Down):
+			b.segments = b.segments.move(1)
+		case key.Matches(k, b.keys.PgUp):
+			b.segments = b.segments.move(-page)
+		case key.Matches(k, b.keys.PgDown):
+			b.segments = b.segments.move(page)
+		case key.Matches(k, b.keys.Sort):
+			b.segments = b.segments.sortNext()
+		case key.Matches(k, b.keys.Reverse):
+			b.segments = b.segments.reverse()
+		}
+		return b, nil
+	}
+	t := b.tables[b.tab]
 	switch {
 	case key.Matches(k, b.keys.Help):
 		b.showHelp = !b.showHelp
@@ -264,6 +320,10 @@ func (b Browser) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	case len(k.String()) == 1 && k.String()[0] >= '1' && k.String()[0] < '1'+btabCount:
 		b.tab, b.showHelp = int(k.String()[0]-'1'), false
 		b.search.SetValue(b.tables[b.tab].filter)
+	case b.tab == btabRequests && key.Matches(k, b.keys.PrevBand):
+		b = b.withBand(-1)
+	case b.tab == btabRequests && key.Matches(k, b.keys.NextBand):
+		b = b.withBand(1)
 	case key.Matches(k, b.keys.Up):
 		b.tables[b.tab] = t.move(-1)
 	case key.Matches(k, b.keys.Down):
@@ -277,10 +337,14 @@ func (b Browser) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	case key.Matches(k, b.keys.Reverse):
 		b.tables[b.tab] = t.reverse()
 	case key.Matches(k, b.keys.Enter):
-		if b.tab == btabPinned {
-			if _, ok := t.selected(); ok {
-				b.detail = true
-			}
+		row, ok := t.selected()
+		switch {
+		case !ok:
+		case b.tab == btabPinned:
+			b.detail = true
+		case b.tab == btabRequests && b.byRequest():
+			list, _ := bandRequests(b.rep.Requests, b.band)
+			b = b.openRequest(list[row.ref])
 		}
 	case key.Matches(k, b.keys.Search):
 		b.searching = true
@@ -322,10 +386,15 @@ func (b Browser) Render() string {
 		foot := b.footer(w)
 		rest := max(3, h-lipgloss.Height(top)-lipgloss.Height(foot))
 		var mid string
-		if b.detail {
+		switch {
+		case b.detail:
 			mid = b.stackView(w, rest)
-		} else {
+		case b.reqOpen:
+			mid = b.requestView(w, rest)
+		default:
 			switch b.tab {
+			case btabRequests:
+				mid = b.requestsView(w, rest)
 			case btabSched:
 				mid = b.schedView(w, rest)
 			case btabSleep:
@@ -382,8 +451,8 @@ func (b Browser) footer(w int) string {
 	}
 	h := b.help
 	h.SetWidth(w)
-	line := h.ShortHelpView(b.keys.ShortHelp())
-	if f := b.tables[b.tab].filter; f != "" && !b.detail {
+	line := h.ShortHelpView(b.shortHelp())
+	if f := b.tables[b.tab].filter; f != "" && !b.detail && !b.reqOpen {
 		line = b.st.key.Render("search: "+f) + b.st.dim.Render(" (esc clears)") + "   " + line
 	}
 	return line

@@ -103,7 +103,7 @@ func TestBrowserAnalysisError(t *testing.T) {
 
 func TestBrowserKeys(t *testing.T) {
 	rep := loadReport(t, "mixed")
-	base := sized(NewBrowserReport(t.Context(), "mixed.trace", rep), 120, 40)
+	base, _ := bstep(t, sized(NewBrowserReport(t.Context(), "mixed.trace", rep), 120, 40), press("2"))
 
 	t.Run("sort groups by goroutines", func(t *testing.T) {
 		b, _ := bstep(t, base, press("s"), press("s"))
@@ -145,13 +145,13 @@ func TestBrowserKeys(t *testing.T) {
 		}
 	})
 	t.Run("tabs by number and tab", func(t *testing.T) {
-		b, _ := bstep(t, base, press("3"))
+		b, _ := bstep(t, base, press("4"))
 		if b.tab != btabPinned {
-			t.Errorf("3 -> tab %d", b.tab)
+			t.Errorf("4 -> tab %d", b.tab)
 		}
 		b, _ = bstep(t, b, press("tab"), press("tab"), press("tab"))
-		if b.tab != btabSched {
-			t.Errorf("tab wraps to %d", b.tab)
+		if b.tab != btabRequests {
+			t.Errorf("tab wraps to %d, want the first (requests)", b.tab)
 		}
 	})
 }
@@ -159,7 +159,7 @@ func TestBrowserKeys(t *testing.T) {
 func TestBrowserPinnedStack(t *testing.T) {
 	rep := loadReport(t, "locked")
 	b := sized(NewBrowserReport(t.Context(), "locked.trace", rep), 120, 40)
-	b, _ = bstep(t, b, press("3"), press("down"), press("enter"))
+	b, _ = bstep(t, b, press("4"), press("down"), press("enter"))
 	if !b.detail {
 		t.Fatal("enter on a pinned event must open its stack")
 	}
@@ -186,12 +186,12 @@ func TestBrowserGolden(t *testing.T) {
 		b    Browser
 		msgs []tea.Msg
 	}{
-		{"sched", mixed, nil},
-		{"sleep", mixed, []tea.Msg{press("2")}},
-		{"pinned", locked, []tea.Msg{press("3")}},
-		{"pinned-stack", locked, []tea.Msg{press("3"), press("enter")}},
-		{"timeline", mixed, []tea.Msg{press("4")}},
-		{"blocking", mixed, []tea.Msg{press("5"), press("down")}},
+		{"sched", mixed, []tea.Msg{press("2")}},
+		{"sleep", mixed, []tea.Msg{press("3")}},
+		{"pinned", locked, []tea.Msg{press("4")}},
+		{"pinned-stack", locked, []tea.Msg{press("4"), press("enter")}},
+		{"timeline", mixed, []tea.Msg{press("5")}},
+		{"blocking", mixed, []tea.Msg{press("6"), press("down")}},
 		{"help", mixed, []tea.Msg{press("?")}},
 	}
 	for _, s := range screens {
@@ -223,5 +223,16 @@ func TestBrowserOnRealTrace(t *testing.T) {
 	}
 	if n := len(b.tables[btabPinned].rows); n == 0 || n != len(b.Report().Pinned.Events) {
 		t.Errorf("pinned rows %d, events %d: the locked trace must list its pinned spans", n, len(b.Report().Pinned.Events))
+	}
+	// No request tasks in it: the requests tab lists the goroutine classes.
+	rr := b.Report().Requests
+	if rr == nil || rr.PerRequest || len(rr.Classes) == 0 {
+		t.Fatalf("requests report %+v: want a per-class split", rr)
+	}
+	if n := len(b.tables[btabRequests].rows); n != len(rr.Classes) {
+		t.Errorf("requests tab: %d rows, want the %d classes", n, len(rr.Classes))
+	}
+	if s := ansi.Strip(sized(b, 100, 30).Render()); !strings.Contains(s, "[1 requests]") || !strings.Contains(s, rr.Classes[0].Class+" · ") {
+		t.Errorf("requests tab does not show the busiest class's split:\n%s", s)
 	}
 }

@@ -133,7 +133,8 @@ func TestTmux(t *testing.T) {
 }
 
 // tmuxBrowser runs `schedscope analyze --tui` on a locked-thread trace,
-// opens the pinned tab and a stack, searches, and quits.
+// selects a goroutine class on the requests tab, opens the pinned tab and a
+// stack, searches, and quits.
 func tmuxBrowser(t *testing.T, bin string) {
 	help, _ := exec.Command(bin, "analyze", "-h").CombinedOutput()
 	if !strings.Contains(string(help), "-tui") {
@@ -144,16 +145,27 @@ func tmuxBrowser(t *testing.T, bin string) {
 		t.Fatal(err)
 	}
 	s := startTmux(t, fmt.Sprintf("%s analyze --tui %s", bin, trace)+afterExit)
-	s.waitFor(30*time.Second, "schedscope analyze", "[1 sched latency]", "by start function")
-	s.keys("3")
-	s.waitFor(5*time.Second, "[3 pinned]", "events, longest first", "locked")
+	// The trace has no request tasks: the requests tab (the first) splits
+	// the time per goroutine class.
+	s.waitFor(30*time.Second, "schedscope analyze", "[1 requests]", "no request tasks", "goroutine classes, busiest first")
+	s.keys("Down")
+	pane := s.waitFor(5*time.Second, "› main.unlockedWorker", "main.unlockedWorker · 4 goroutines")
+	if !strings.Contains(pane, "▄ chan") {
+		t.Errorf("the selected class's legend lacks its chan share:\n%s", pane)
+	}
+	saveCapture(t, "browser-requests", pane)
+	s.keys("2")
+	s.waitFor(5*time.Second, "[2 sched latency]", "by start function")
+	s.keys("4")
+	pane = s.waitFor(5*time.Second, "[4 pinned]", "events, longest first", "locked")
+	saveCapture(t, "browser-pinned", pane)
 	s.keys("Enter")
 	s.waitFor(5*time.Second, "stack (leaf first)", "main.locked")
 	s.keys("Enter")
 	s.keys("/")
 	s.keys("-l", "lockedOnce")
 	s.keys("Enter")
-	pane := s.waitFor(5*time.Second, "search: lockedOnce")
+	pane = s.waitFor(5*time.Second, "search: lockedOnce")
 	if hasRow(pane, "  locked", "main.lockedWorker") {
 		t.Errorf("search lockedOnce still lists lockedWorker rows:\n%s", pane)
 	}
