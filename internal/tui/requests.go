@@ -69,6 +69,10 @@ func stateLook(s analyze.State) (glyph string, colour string) {
 		return "▛", "#D7875F"
 	case analyze.StateBlocked:
 		return "▞", "#BCBCBC"
+	case analyze.StateLag:
+		return "▘", "#D7D7AF"
+	case analyze.StateSocket:
+		return "▃", "#87AFAF"
 	case analyze.StateBefore:
 		return "▖", "#808080"
 	case analyze.StateAfter:
@@ -428,9 +432,13 @@ func fmtAt(v int64) string {
 // its handler, the handler's segments (with what the timeline did not keep),
 // the time after it.
 func timelineParts(rq analyze.Request) []barPart {
-	var before, after int64
+	var lag, socket, before, after int64
 	for _, s := range rq.Split {
 		switch s.State {
+		case analyze.StateLag:
+			lag += s.Ns
+		case analyze.StateSocket:
+			socket += s.Ns
 		case analyze.StateBefore:
 			before += s.Ns
 		case analyze.StateAfter:
@@ -438,8 +446,10 @@ func timelineParts(rq analyze.Request) []barPart {
 		}
 	}
 	var parts []barPart
-	if before > 0 {
-		parts = append(parts, barPart{shareKey{state: analyze.StateBefore}, before})
+	for _, p := range []barPart{{shareKey{state: analyze.StateLag}, lag}, {shareKey{state: analyze.StateSocket}, socket}, {shareKey{state: analyze.StateBefore}, before}} {
+		if p.ns > 0 {
+			parts = append(parts, p)
+		}
 	}
 	var at int64
 	for _, s := range rq.Timeline {
