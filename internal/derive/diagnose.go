@@ -542,6 +542,9 @@ const anatomyTop = 5
 func writeAnatomy(w func(format string, args ...any), r *analyze.RequestsReport) {
 	if r.PerRequest {
 		w("== where the requests' time went (%d requests in the trace", r.Requests)
+		if r.Open > 0 {
+			w(", %d of them still in their handlers at its end: counted with their time so far", r.Open)
+		}
 		if r.Joined > 0 {
 			w("; %d joined with the generator's ids", r.Joined)
 		}
