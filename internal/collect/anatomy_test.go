@@ -36,6 +36,10 @@ func bandSplit(t *testing.T, an *rundir.Analysis, name string) analyze.Band {
 	}
 	for _, b := range rq.Bands {
 		if b.Name == name {
+			t.Logf("band %s (%d requests, %d open in all): %s; children: %s", name, b.Requests, rq.Open, splitString(b.Split), splitString(b.Children))
+			if d := an.Diagnosis; d != nil && len(d.Causes) > 0 {
+				t.Logf("diagnosis: 1. %s %s (%.0f %% of the time, %.0f %% of the offered rate lost)", d.Causes[0].Kind, d.Causes[0].Pool, 100*d.Causes[0].Share, 100*d.Causes[0].LostShare)
+			}
 			return b
 		}
 	}
