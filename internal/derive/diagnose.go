@@ -28,7 +28,6 @@ const (
 
 // situation is what the diagnosis knows of the run besides the split.
 type situation struct {
-	m          *rundir.Manifest
 	phase      *load.PhaseResult    // the steady phase the trace covers (or the last)
 	figs       *rundir.PhaseFigures // its derived figures
 	rep        *analyze.Report      // nil without a trace
@@ -81,7 +80,7 @@ func diagnose(m *rundir.Manifest, res *load.Result, an *rundir.Analysis) *rundir
 	if res == nil || len(res.Phases) == 0 {
 		return nil
 	}
-	s := &situation{m: m, rep: an.Trace, psBusy: -1, gomaxprocs: m.Target.GOMAXPROCS, cpus: m.Target.NumCPU,
+	s := &situation{rep: an.Trace, psBusy: -1, gomaxprocs: m.Target.GOMAXPROCS, cpus: m.Target.NumCPU,
 		machine: m.Machine.CPUs, profiles: an.Profiles}
 	pi := len(res.Phases) - 1
 	for i, ph := range res.Phases {
@@ -167,11 +166,26 @@ func (s *situation) fromSplit(split, kids []analyze.Share, basis rundir.Diagnosi
 		out = append(out, rundir.Cause{Kind: k, Pool: pool, Share: share})
 	}
 	cpu := s.cpuSaturated()
-	var kidTotal float64
-	for _, k := range kids {
-		kidTotal += k.Pct
-	}
 	var mapState func(st analyze.State, pool string, share float64)
+	// apportion maps share over split's states in proportion, but for
+	// self (the state being apportioned); false when split has no time.
+	apportion := func(split []analyze.Share, self analyze.State, share float64) bool {
+		var total float64
+		for _, sh := range split {
+			if sh.State != self {
+				total += sh.Pct
+			}
+		}
+		if total <= 0 {
+			return false
+		}
+		for _, sh := range split {
+			if sh.State != self {
+				mapState(sh.State, sh.Pool, share*sh.Pct/total)
+			}
+		}
+		return true
+	}
 	mapState = func(st analyze.State, pool string, share float64) {
 		switch st {
 		case analyze.StateRunnable, analyze.StateRunning:
@@ -194,21 +208,8 @@ func (s *situation) fromSplit(split, kids []analyze.Share, basis rundir.Diagnosi
 			// how they spent their time says whether the wait was the
 			// downstream (their network wait) or the CPU (they were
 			// runnable).
-			rl := s.readLoops()
-			var total float64
-			for _, sh := range rl {
-				if sh.State != analyze.StateHTTP {
-					total += sh.Pct
-				}
-			}
-			if total <= 0 {
+			if !apportion(s.readLoops(), analyze.StateHTTP, share) {
 				add(rundir.KindDownstream, "", share)
-				return
-			}
-			for _, sh := range rl {
-				if sh.State != analyze.StateHTTP {
-					mapState(sh.State, sh.Pool, share*sh.Pct/total)
-				}
 			}
 		case analyze.StateSleep:
 			add(rundir.KindSleep, "", share)
@@ -223,15 +224,9 @@ func (s *situation) fromSplit(split, kids []analyze.Share, basis rundir.Diagnosi
 				add(rundir.KindSyscall, "", share)
 			}
 		case analyze.StateFanout:
-			if kidTotal <= 0 {
-				add(rundir.KindChannel, "", share)
-				return
-			}
 			// The children's own split, in proportion.
-			for _, k := range kids {
-				if k.State != analyze.StateFanout {
-					mapState(k.State, k.Pool, share*k.Pct/kidTotal)
-				}
+			if !apportion(kids, analyze.StateFanout, share) {
+				add(rundir.KindChannel, "", share)
 			}
 		case analyze.StateLag:
 			// The generator's own lateness: its cause when it was short of
