@@ -24,6 +24,9 @@ const (
 	DirRun
 	// DirSweep: a sweep directory (it holds sweep.json).
 	DirSweep
+	// DirRepeat: a repeat directory (it holds repeat.json and the run
+	// directories of `schedscope run --repeat`).
+	DirRepeat
 	// DirOther: a directory that holds files but is neither a run nor a
 	// sweep directory.
 	DirOther
@@ -42,6 +45,8 @@ func (k DirKind) String() string {
 		return "a run directory (" + ManifestFile + ")"
 	case DirSweep:
 		return "a sweep directory (" + SweepFile + ")"
+	case DirRepeat:
+		return "a repeat directory (" + RepeatFile + ")"
 	case DirOther:
 		return "a directory holding other files"
 	case NotDir:
@@ -72,6 +77,8 @@ func DirKindOf(dir string) (DirKind, error) {
 		return DirEmpty, nil
 	case slices.Contains(names, SweepFile):
 		return DirSweep, nil
+	case slices.Contains(names, RepeatFile):
+		return DirRepeat, nil
 	case slices.Contains(names, ManifestFile):
 		return DirRun, nil
 	}
