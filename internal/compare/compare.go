@@ -59,8 +59,8 @@ type Side struct {
 	// Target is what served the side (its command), when known.
 	Target string `json:"target,omitempty"`
 	// Warnings are the sets' warnings.
-	Warnings []string         `json:"warnings,omitempty"`
-	sets     []*figures.Set   // the measurements
+	Warnings []string       `json:"warnings,omitempty"`
+	sets     []*figures.Set // the measurements
 	latency  map[string]*hdrhistogram.Histogram
 	through  [][]figures.Point
 }
