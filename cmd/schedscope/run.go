@@ -37,6 +37,7 @@ type runFlags struct {
 	poll         time.Duration
 	noTUI        bool
 	maxCapture   byteSize
+	gates        gateFlag
 }
 
 func runRun(ctx context.Context, s *stdio, args []string) error {
@@ -62,6 +63,7 @@ func runRun(ctx context.Context, s *stdio, args []string) error {
 	fs.DurationVar(&f.readyTimeout, "ready-timeout", collect.DefaultReadyTimeout, "how long to wait for a --cmd target to answer")
 	fs.DurationVar(&f.poll, "poll", collect.DefaultPollEvery, "polling period of the target's metrics")
 	fs.BoolVar(&f.noTUI, "no-tui", false, "plain progress lines and a final summary, even on a terminal")
+	fs.Var(&f.gates, "fail-on", "at the end, exit 4 when a condition holds in any steady phase, e.g. 'p99>250ms, errors>1%, not_sent>0' (metrics: schedscope compare -h)")
 	f.maxCapture = target.DefaultMaxCapture
 	fs.Var(&f.maxCapture, "max-capture", "largest trace window or flight-recorder snapshot kept, e.g. 512MiB or 4GiB (1 MiB to 64 GiB); a trace past it is cut there and the manifest says so")
 
@@ -80,6 +82,10 @@ func runRun(ctx context.Context, s *stdio, args []string) error {
 	}
 	if f.readyTimeout <= 0 || f.readyTimeout > collect.MaxReadyTimeout {
 		return usageErr("--ready-timeout %v: must be in (0, %v]", f.readyTimeout, collect.MaxReadyTimeout)
+	}
+	conds, err := f.gates.parse(cond.Run)
+	if err != nil {
+		return err
 	}
 	token, _, err := f.token.read()
 	if err != nil {
@@ -109,9 +115,14 @@ func runRun(ctx context.Context, s *stdio, args []string) error {
 		cfg.CommandLog = outs[0]
 	}
 	if f.noTUI || !tui.IsTerminal(s.out) {
-		return runPlain(ctx, s, cfg)
+		err = runPlain(ctx, s, cfg)
+	} else {
+		err = runWithDashboard(ctx, s, cfg)
 	}
-	return runWithDashboard(ctx, s, cfg)
+	if err != nil || len(conds) == 0 {
+		return err
+	}
+	return gateDir(ctx, s, cfg.Out, conds)
 }
 
 // parseFraction reads "50%" or "0.5" as a fraction in (0, 1].

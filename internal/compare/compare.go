@@ -411,7 +411,7 @@ func footnotes(c *Comparison) []string {
 	inf, need := false, 0
 	for _, g := range c.Groups {
 		for _, r := range g.Rows {
-			inf = inf || r.A.Range == "∞" || r.B.Range == "∞"
+			inf = inf || len(r.A.Values) > 1 && r.A.Range == "∞" || len(r.B.Values) > 1 && r.B.Range == "∞"
 			need = max(need, r.Need)
 		}
 	}

@@ -287,6 +287,16 @@ func Metrics(ctx Context) []Metric {
 	return out
 }
 
+// Provides reports whether ctx provides the metric name.
+func Provides(ctx Context, name string) bool {
+	for _, m := range metrics() {
+		if m.Name == name && m.In&ctx != 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // Names returns the names of the metrics ctx provides, sorted, without
 // repeats.
 func Names(ctx Context) []string {

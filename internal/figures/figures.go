@@ -205,7 +205,7 @@ type PhaseLoad struct {
 // String says the load: "1500 req/s for 10s", "200 users for 10s".
 func (p PhaseLoad) String() string {
 	if p.Users > 0 {
-		return fmt.Sprintf("%d users for %gs", p.Users, p.DurationS)
+		return fmt.Sprintf("%d users for %.3gs", p.Users, p.DurationS)
 	}
-	return fmt.Sprintf("%g req/s for %gs", p.OfferedRate, p.DurationS)
+	return fmt.Sprintf("%g req/s for %.3gs", p.OfferedRate, p.DurationS)
 }

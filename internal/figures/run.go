@@ -158,7 +158,7 @@ func phaseGroup(i int, ph load.PhaseResult, pf *rundir.PhaseFigures, an *rundir.
 		add(Figure{Key: "threads.peak", Metric: "threads.peak", Label: "threads peak", Unit: cond.Count, Value: pf.PeakThreads})
 	}
 	switch {
-	case an.Trace != nil && an.TraceEndS > pf.StartS && an.TraceStartS < pf.EndS+0.5 && an.Trace.Sched.PercentilesNs.P99 > 0:
+	case an.Trace != nil && inPhase((an.TraceStartS+an.TraceEndS)/2, pf) && an.Trace.Sched.PercentilesNs.P99 > 0:
 		add(Figure{Key: "sched.p99", Metric: "sched.p99", Label: "sched latency p99", Unit: cond.Duration,
 			Value: float64(an.Trace.Sched.PercentilesNs.P99), Better: Lower, Note: "exact, trace window"})
 	case pf.SchedLatencyP99MS > 0:
@@ -174,6 +174,10 @@ func phaseGroup(i int, ph load.PhaseResult, pf *rundir.PhaseFigures, an *rundir.
 	}
 	return g
 }
+
+// inPhase reports whether t (seconds on the load's clock) falls in the
+// phase: a trace whose middle does belongs to it.
+func inPhase(t float64, pf *rundir.PhaseFigures) bool { return t >= pf.StartS && t <= pf.EndS }
 
 // valueAt is h's value at percentile q (0-100), 100 being the maximum.
 func valueAt(h *hdrhistogram.Histogram, q float64) int64 {
