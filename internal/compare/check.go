@@ -30,10 +30,61 @@ func checkComparable(a, b []*figures.Set) (diffs, notes []string, err error) {
 		}
 	}
 	diffs = append(diffs, identityDiffs(a[0], b[0])...)
+	if n := machineNote(a, b); n != "" {
+		notes = append(notes, n)
+	}
 	if ha, hb := a[0].Identity.Host, b[0].Identity.Host; ha != hb && ha != "" && hb != "" {
 		notes = append(notes, fmt.Sprintf("the targets' addresses differ (%s, %s): the request and its load are the same", ha, hb))
 	}
 	return diffs, notes, nil
+}
+
+// busierBy is how many more cores other processes must have used during
+// one side's runs (medians, in some phase) for the note that the machine,
+// not the change, may explain a difference.
+const busierBy = 0.25
+
+// machineNote says when the sides ran on machines of different sizes, or
+// when other processes took more CPU during one side's runs than the
+// other's: differences may then be the machine's, not the change's.
+func machineNote(a, b []*figures.Set) string {
+	if ca, cb := a[0].Identity.MachineCPUs, b[0].Identity.MachineCPUs; ca != cb && ca > 0 && cb > 0 {
+		return fmt.Sprintf("the sides ran on machines with %d and %d CPUs: differences may be the machines', not the change's", ca, cb)
+	}
+	for _, g := range a[0].Groups {
+		oa, ob := medianFigure(a, g.Key, "others_cpu"), medianFigure(b, g.Key, "others_cpu")
+		if oa < 0 || ob < 0 || max(oa, ob)-min(oa, ob) < busierBy {
+			continue
+		}
+		busier := "B"
+		if oa > ob {
+			busier = "A"
+		}
+		return fmt.Sprintf("other processes used more CPU during %s's runs (%s: %.2f cores for A, %.2f for B, medians): differences may be the machine's, not the change's; compare runs made on a quiet machine", busier, g.Title, oa, ob)
+	}
+	return ""
+}
+
+// medianFigure is the median of figure key of group over the sets; -1
+// when a set lacks it.
+func medianFigure(sets []*figures.Set, group, key string) float64 {
+	var vs []float64
+	for _, s := range sets {
+		g := s.Group(group)
+		if g == nil {
+			return -1
+		}
+		f := g.Find(key)
+		if f == nil {
+			return -1
+		}
+		vs = append(vs, f.Value)
+	}
+	slices.Sort(vs)
+	if len(vs)%2 == 1 {
+		return vs[len(vs)/2]
+	}
+	return (vs[len(vs)/2-1] + vs[len(vs)/2]) / 2
 }
 
 // identityDiffs lists how y's load differs from x's, each as a sentence

@@ -256,7 +256,7 @@ func compareRow(key, fk string, a, b []*figures.Set, opt Options) (Row, bool) {
 			}
 			f := g.Find(fk)
 			switch {
-			case f == nil && strings.HasPrefix(fk, "cause:"):
+			case f == nil && !share && strings.HasPrefix(fk, "cause:"):
 				vs = append(vs, 0) // a diagnosis without this cause: none of its time
 			case f == nil:
 			case share && f.HasShare:

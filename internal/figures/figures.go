@@ -190,6 +190,8 @@ type Identity struct {
 	// Partial: the run was cut short, so Phases may lack its last phases
 	// (they are compared as far as both go).
 	Partial bool `json:"partial,omitempty"`
+	// MachineCPUs is how many CPUs the measuring machine had.
+	MachineCPUs int `json:"machine_cpus,omitempty"`
 	// Target describes what served it (the command, a fixture's model), for
 	// labels and the differences stated.
 	Target string `json:"target,omitempty"`

@@ -34,6 +34,10 @@ func (l *HLog) phase(i int) hlogPhase {
 	return l.Phases[i]
 }
 
+// Latency returns the i-th steady phase's latency histogram (ns, from
+// intended send); nil when the log has none.
+func (l *HLog) Latency(i int) *hdrhistogram.Histogram { return l.phase(i).latency }
+
 // ReadHLog reads the HDR interval log load.HLog writes: a comment "#phase N
 // NAME (KIND)" precedes every run of intervals of plan phase N (written
 // again whenever the log switches phase, since a phase's late responses

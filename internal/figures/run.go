@@ -157,6 +157,10 @@ func phaseGroup(i int, ph load.PhaseResult, pf *rundir.PhaseFigures, an *rundir.
 		add(Figure{Key: "goroutines.peak", Metric: "goroutines.peak", Label: "goroutines peak", Unit: cond.Count, Value: pf.PeakGoroutines})
 		add(Figure{Key: "threads.peak", Metric: "threads.peak", Label: "threads peak", Unit: cond.Count, Value: pf.PeakThreads})
 	}
+	if pf.OthersKnown {
+		add(Figure{Key: "others_cpu", Label: "other processes' CPU", Unit: cond.Cores, Value: pf.OthersCPUCores, Better: Lower,
+			Note: "cores: the machine's busy CPU less the target's and the generator's"})
+	}
 	switch {
 	case an.Trace != nil && inPhase((an.TraceStartS+an.TraceEndS)/2, pf) && an.Trace.Sched.PercentilesNs.P99 > 0:
 		add(Figure{Key: "sched.p99", Metric: "sched.p99", Label: "sched latency p99", Unit: cond.Duration,
@@ -214,7 +218,7 @@ func traceGroup(an *rundir.Analysis) Group {
 // diagnosisGroup is the diagnosis' causes, each as its share of the time
 // the diagnosis apportioned, in percent.
 func diagnosisGroup(d *rundir.Diagnosis) Group {
-	g := Group{Key: "diagnosis", Title: "diagnosis: share of " + string(d.Basis) + " time (" + d.BasisDetail + ")"}
+	g := Group{Key: "diagnosis", Title: "diagnosis: each cause's share of " + basisWords(d.Basis)}
 	for _, c := range d.Causes {
 		key, label := "cause:"+string(c.Kind), "cause: "+string(c.Kind)
 		if c.Pool != "" {
@@ -225,18 +229,15 @@ func diagnosisGroup(d *rundir.Diagnosis) Group {
 	return g
 }
 
-// CauseKeys returns the keys of the diagnosis group's causes in s, largest
-// first.
-func (s *Set) CauseKeys() []string {
-	g := s.Group("diagnosis")
-	if g == nil {
-		return nil
+// basisWords says what a diagnosis' shares are of.
+func basisWords(b rundir.DiagnosisBasis) string {
+	switch b {
+	case rundir.BasisRequests:
+		return "the slowest requests' time (the p99 band)"
+	case rundir.BasisClass:
+		return "the serving goroutines' time"
 	}
-	var keys []string
-	for _, f := range g.Figures {
-		keys = append(keys, f.Key)
-	}
-	return keys
+	return "the impact the load's figures and the polls show (no trace)"
 }
 
 func orWord(s, alt string) string {
@@ -262,6 +263,7 @@ func runIdentity(run *rundir.Run) Identity {
 	u := urlRequest(raw)
 	id.Request, id.Host = u.request, u.host
 	id.Target = run.Manifest.Config.Command
+	id.MachineCPUs = run.Manifest.Machine.CPUs
 	return id
 }
 

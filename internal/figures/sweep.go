@@ -31,7 +31,7 @@ func ReadSweep(dir string) (*Set, error) {
 	}
 	p := r.Sweep.Plan
 	s := &Set{Path: dir, Kind: KindSweep, Label: sweepLabel(p, dir)}
-	s.Identity = Identity{Request: p.URL, Target: p.Command}
+	s.Identity = Identity{Request: p.URL, Target: p.Command, MachineCPUs: p.Machine.CPUs}
 	if p.Fixture != "" {
 		s.Identity.Target = "fixture " + p.Fixture
 	}
