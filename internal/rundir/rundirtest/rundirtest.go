@@ -87,7 +87,7 @@ func Write(t testing.TB, dir string, r Run) string {
 			StartS: at, EndS: at + p.Duration.Seconds(), DurationS: p.Duration.Seconds(),
 			Planned: ok + p.Errors + p.NotSent, Sent: ok + p.Errors, NotSent: p.NotSent,
 			Completed: ok + p.Errors, OK: ok, Errors: load.ErrorCounts{Status: p.Errors},
-			OKPerS: float64(ok) / p.Duration.Seconds(),
+			OKPerS:  float64(ok) / p.Duration.Seconds(),
 			Latency: load.Percentiles{P50: ms(50), P90: ms(90), P99: ms(99), P999: ms(99.9), Max: float64(lat.Max()) / 1e6, Count: ok},
 		}
 		if len(r.Phases) > 1 {
