@@ -136,8 +136,10 @@ type Stat struct {
 	// and Lo..Hi its confidence interval (infinite with too few runs).
 	Values []float64 `json:"values"`
 	Center float64   `json:"median"`
-	Lo     float64   `json:"lo"`
-	Hi     float64   `json:"hi"`
+	Lo     float64   `json:"-"`
+	Hi     float64   `json:"-"`
+	// Interval is [Lo, Hi] when finite (JSON has no infinity), else nil.
+	Interval []float64 `json:"interval,omitempty"`
 	// Range is the interval as benchstat prints it: "3%", "∞".
 	Range string `json:"range"`
 }
@@ -293,6 +295,9 @@ func summarize(values []float64, opt Options) Stat {
 	s := benchmath.NewSample(sorted, &benchmath.Thresholds{CompareAlpha: opt.Alpha})
 	sum := benchmath.AssumeNothing.Summary(s, opt.Confidence)
 	st.Center, st.Lo, st.Hi, st.Range = sum.Center, sum.Lo, sum.Hi, sum.PctRangeString()
+	if !math.IsInf(st.Lo, 0) && !math.IsInf(st.Hi, 0) {
+		st.Interval = []float64{st.Lo, st.Hi}
+	}
 	return st
 }
 

@@ -48,6 +48,20 @@ func (u Unit) String() string {
 	return "Unit(" + strconv.Itoa(int(u)) + ")"
 }
 
+// MarshalText writes the unit's name, as String gives it.
+func (u Unit) MarshalText() ([]byte, error) { return []byte(u.String()), nil }
+
+// UnmarshalText reads a unit's name.
+func (u *Unit) UnmarshalText(text []byte) error {
+	for x := Count; x <= Percent; x++ {
+		if x.String() == string(text) {
+			*u = x
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown unit %q", text)
+}
+
 // article names the unit in a sentence: "goroutines is a count".
 func (u Unit) article() string {
 	switch u {

@@ -46,6 +46,17 @@ func (b Better) String() string {
 // MarshalText writes the direction's name.
 func (b Better) MarshalText() ([]byte, error) { return []byte(b.String()), nil }
 
+// UnmarshalText reads a direction's name.
+func (b *Better) UnmarshalText(text []byte) error {
+	for _, d := range []Better{Neutral, Lower, Higher} {
+		if d.String() == string(text) {
+			*b = d
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown direction %q (lower, higher or neutral)", text)
+}
+
 // Figure is one figure of a group.
 type Figure struct {
 	// Key identifies the figure within its group across Sets: the metric's
