@@ -135,3 +135,20 @@ func TestAnalyzeRunDirFailOn(t *testing.T) {
 		t.Errorf("a gate that holds nowhere: exit %d, %s", code, errOut)
 	}
 }
+
+// A sweep directory is gated at its recommended GOMAXPROCS; two traces
+// compare on the trace's figures.
+func TestGateSweepAndCompareTraces(t *testing.T) {
+	sweepDir := filepath.Join("..", "..", "docs", "sweep-cpu")
+	code, _, errOut := runCLI(t, context.Background(), "analyze", "--fail-on", "knee<1000, gomaxprocs!=2", sweepDir)
+	if code != 4 || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "--fail-on knee = 200 < 1000 (at the recommended GOMAXPROCS") {
+		t.Errorf("sweep gate: exit %d, stderr %q", code, errOut)
+	}
+	if code, _, errOut := runCLI(t, context.Background(), "analyze", "--fail-on", "p99>1ms", sweepDir); code != 4 || !strings.Contains(errOut, "p99 = 11.1ms > 1ms") {
+		t.Errorf("the p99 at the knee, 11.1 ms: exit %d %q", code, errOut)
+	}
+	code, out, errOut := runCLI(t, context.Background(), "compare", "--fail-on", "pinned.locked>0", cgoTrace, filepath.Join(filepath.Dir(cgoTrace), "locked.trace"))
+	if code != 4 || !strings.Contains(out, "new (n=1, untested)") || !strings.Contains(errOut, "pinned.locked = 21 > 0") {
+		t.Errorf("traces: exit %d, stderr %q\n%s", code, errOut, out)
+	}
+}

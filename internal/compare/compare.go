@@ -333,6 +333,8 @@ func judge(row *Row, opt Options) {
 		row.Verdict = "new" // A's median was 0
 	case !row.Tested && row.HasDelta && a != b:
 		row.Verdict = fmt.Sprintf("%+.2f%%", row.DeltaPct) // one run a side: a change, untested
+	case !row.Tested && a != b:
+		row.Verdict = "new" // from 0, untested
 	default:
 		row.Verdict = "~"
 	}
@@ -424,7 +426,11 @@ func footnotes(c *Comparison) []string {
 		out = append(out, fmt.Sprintf("±∞: a %.0f%% confidence interval of a median needs at least 6 runs a side (benchstat's rule); the medians stand", 100*c.Confidence))
 	}
 	if need > 0 {
-		out = append(out, fmt.Sprintf("with fewer than %d runs a side the U test cannot reach p <= %g whatever the figures: changes are shown untested or as ~; schedscope run --repeat %d makes enough", need, c.Alpha, max(need, 5)))
+		more := fmt.Sprintf("schedscope run --repeat %d makes enough", max(need, 5))
+		if c.A.Kind != figures.KindRun {
+			more = fmt.Sprintf("give %d or more %ss a side (A1 A2 ... -- B1 B2 ...)", need, c.A.Kind)
+		}
+		out = append(out, fmt.Sprintf("with fewer than %d %ss a side the U test cannot reach p <= %g whatever the figures: changes are shown untested or as ~; %s", need, c.A.Kind, c.Alpha, more))
 	}
 	return out
 }

@@ -55,7 +55,7 @@ func ReadSweep(dir string) (*Set, error) {
 	i := slices.IndexFunc(a.Levels, func(l capacity.Level) bool { return l.GOMAXPROCS == rec })
 	if i >= 0 {
 		l := a.Levels[i]
-		g := Group{Key: RecommendedKey, Title: fmt.Sprintf("recommended: GOMAXPROCS %d (%s)", rec, a.Recommendation.Reason), Gate: true}
+		g := Group{Key: RecommendedKey, Title: "at the recommended GOMAXPROCS (each sweep's own)", Gate: true}
 		g.Figures = append(levelFigures(l, "metric"),
 			Figure{Key: "gomaxprocs", Metric: "gomaxprocs", Label: "recommended GOMAXPROCS", Unit: cond.Count, Value: float64(rec)})
 		s.Groups = append(s.Groups, g)
@@ -77,7 +77,7 @@ func levelFigures(l capacity.Level, metrics string) []Figure {
 	}
 	fs := []Figure{
 		{Key: "knee", Metric: name("knee"), Label: "knee req/s", Unit: cond.PerSecond, Value: l.Knee, Better: Higher},
-		{Key: "ceiling", Metric: name("ceiling"), Label: "ceiling 2xx/s", Unit: cond.PerSecond, Value: l.Ceiling, Better: Higher, Note: string(l.Limit)},
+		{Key: "ceiling", Metric: name("ceiling"), Label: "ceiling 2xx/s", Unit: cond.PerSecond, Value: l.Ceiling, Better: Higher},
 	}
 	if p99 := kneeP99(l); p99 > 0 {
 		fs = append(fs, Figure{Key: "p99", Metric: name("p99"), Label: "latency p99 at the knee", Unit: cond.Duration, Value: float64(p99), Better: Lower})
