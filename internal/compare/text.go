@@ -17,7 +17,7 @@ import (
 func WriteText(w io.Writer, c *Comparison) error {
 	ew := &errWriter{w: w}
 	for _, d := range c.Differences {
-		ew.f("DIFFERENT LOAD (compared with --force): %s\n", d)
+		ew.f("DIFFERENT LOAD (%s): %s\n", forcedText, d)
 	}
 	for _, side := range []struct {
 		name string
@@ -32,17 +32,13 @@ func WriteText(w io.Writer, c *Comparison) error {
 	for _, n := range c.Notes {
 		ew.f("note: %s\n", n)
 	}
-	ew.f("medians ± %.0f%% confidence interval; vs A: the change of B's median, or ~ when a Mann-Whitney U test finds none at p <= %g\n", 100*c.Confidence, c.Alpha)
+	ew.f("%s\n", legendText(c))
 	for _, g := range c.Groups {
 		ew.f("\n%s\n", g.Title)
 		tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
 		fmt.Fprintf(tw, "\t%s\t%s\tvs A\n", c.A.Label, c.B.Label)
 		for _, r := range g.Rows {
-			label := r.Label
-			if r.Note != "" && !strings.HasPrefix(r.Key, "cause:") {
-				label += " (" + r.Note + ")"
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", label, statText(r.A, r.AShare, r.Unit), statText(r.B, r.BShare, r.Unit), verdictText(r))
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", rowLabel(r), statText(r.A, r.AShare, r.Unit), statText(r.B, r.BShare, r.Unit), verdictText(r))
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -60,6 +56,24 @@ func WriteText(w io.Writer, c *Comparison) error {
 		ew.f("%s\n", f)
 	}
 	return ew.err
+}
+
+// forcedText says why differences are shown at all.
+const forcedText = "compared with --force"
+
+// legendText says how to read the tables' columns.
+func legendText(c *Comparison) string {
+	return fmt.Sprintf("medians ± %.0f%% confidence interval; vs A: the change of B's median, or ~ when a Mann-Whitney U test finds none at p <= %g", 100*c.Confidence, c.Alpha)
+}
+
+// rowLabel names a row's figure, with how it was measured where that
+// varies ("sched latency p99 (exact, trace window)"); a cause's note is its
+// title, which the label already says.
+func rowLabel(r Row) string {
+	if r.Note != "" && !strings.HasPrefix(r.Key, "cause:") {
+		return r.Label + " (" + r.Note + ")"
+	}
+	return r.Label
 }
 
 // runsWord says how many sets a side has: "5 runs", "1 sweep".

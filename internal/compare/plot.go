@@ -1,0 +1,288 @@
+package compare
+
+import (
+	"fmt"
+	"image/color"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+)
+
+// The plots' style is internal/report's (plot.go there): the same size,
+// line widths, legend font and round ticks, so a comparison's plots sit
+// beside a run's or a sweep's without a change of look. The few helpers
+// are repeated here because report keeps them unexported.
+
+// Plot size: about 480 x 300 pixels at the default 96 dpi.
+const (
+	plotWidth  = 5 * vg.Inch
+	plotHeight = 3.1 * vg.Inch
+)
+
+// sideLine is one side's line in a plot.
+type sideLine struct {
+	name string
+	xy   plotter.XYs
+}
+
+// percentileX is where quantile q (0 <= q < 1) lies on a percentile
+// distribution's x axis: 1/(1-q), so that 90%, 99% and 99.9% are a decade
+// apart on a log scale, as HdrHistogram's plotter draws them.
+func percentileX(q float64) float64 { return 1 / (1 - q) }
+
+// percentileLabel names the quantile at x = 10^decades: "0%", "90%",
+// "99%", "99.9%".
+func percentileLabel(decades int) string {
+	switch {
+	case decades <= 0:
+		return "0%"
+	case decades == 1:
+		return "90%"
+	case decades == 2:
+		return "99%"
+	}
+	return "99." + strings.Repeat("9", decades-2) + "%"
+}
+
+// percentileTicks labels percentileX's axis: each decade with its
+// percentile (10 is 90%, 100 is 99%), unlabelled minor ticks between.
+type percentileTicks struct{}
+
+// Ticks implements plot.Ticker.
+func (percentileTicks) Ticks(lo, hi float64) []plot.Tick {
+	if !(lo > 0) || !(hi >= lo) || math.IsInf(hi, 0) {
+		return nil
+	}
+	var ts []plot.Tick
+	for d := int(math.Floor(math.Log10(lo))); math.Pow10(d) <= hi; d++ {
+		v := math.Pow10(d)
+		ts = append(ts, plot.Tick{Value: v, Label: percentileLabel(d)})
+		for m := 2; m < 10; m++ {
+			ts = append(ts, plot.Tick{Value: float64(m) * v})
+		}
+	}
+	return ts
+}
+
+var _ plot.Ticker = percentileTicks{}
+
+// percentileCurve samples h's percentile distribution in ms against
+// percentileX: stepsPerDecade points per decade from 0% up to the
+// quantile of the count-th value (1-1/count), where the curve ends at the
+// maximum. Empty for an empty histogram.
+func percentileCurve(h *hdrhistogram.Histogram, stepsPerDecade int) plotter.XYs {
+	n := h.TotalCount()
+	if n == 0 {
+		return nil
+	}
+	var xs, pcts []float64
+	steps := int(math.Ceil(math.Log10(float64(n)) * float64(stepsPerDecade)))
+	for i := range steps {
+		q := 1 - math.Pow(10, -float64(i)/float64(stepsPerDecade))
+		x := percentileX(q)
+		if x >= float64(n) {
+			break
+		}
+		xs = append(xs, x)
+		pcts = append(pcts, 100*q) // hdrhistogram takes percentiles, 0-100
+	}
+	vals := h.ValueAtPercentilesSlice(pcts)
+	xy := make(plotter.XYs, 0, len(xs)+1)
+	for i, x := range xs {
+		xy = append(xy, plotter.XY{X: x, Y: float64(vals[i]) / 1e6})
+	}
+	return append(xy, plotter.XY{X: max(float64(n), 1), Y: float64(h.Max()) / 1e6})
+}
+
+// latencyPlot draws the sides' latency percentile distributions in group
+// key, one line per side, in HdrHistogram's manner: latency (ms, linear)
+// against the percentile on a log scale of 1/(1-q).
+func latencyPlot(key string, sides []*Side) *plot.Plot {
+	p := plot.New()
+	p.Title.Text = "latency by percentile (" + key + ")"
+	p.X.Label.Text = "percentile"
+	p.Y.Label.Text = "latency (ms)"
+	var lines []sideLine
+	maxX := 10.0 // at least 0% to 90%
+	for _, s := range sides {
+		var xy plotter.XYs // none: the side keeps its colour, without a line
+		if h := s.latency[key]; h != nil {
+			xy = percentileCurve(h, 40)
+		}
+		if len(xy) > 0 {
+			maxX = max(maxX, xy[len(xy)-1].X)
+		}
+		lines = append(lines, sideLine{s.Label, xy})
+	}
+	addLines(p, lines, false)
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = percentileTicks{}
+	p.X.Min, p.X.Max = 1, maxX
+	p.Y.Min = 0
+	// Latency rises to the right, steeply in the tail: the top left is
+	// free for the legend.
+	return p
+}
+
+// throughputPoints is a side's median 2xx/s at each offered rate over its
+// runs, by offered rate.
+func throughputPoints(s *Side) plotter.XYs {
+	byRate := map[float64][]float64{}
+	for _, run := range s.through {
+		for _, pt := range run {
+			byRate[pt.Offered] = append(byRate[pt.Offered], pt.OKPerS)
+		}
+	}
+	rates := make([]float64, 0, len(byRate))
+	for r := range byRate {
+		rates = append(rates, r)
+	}
+	slices.Sort(rates)
+	xy := make(plotter.XYs, 0, len(rates))
+	for _, r := range rates {
+		xy = append(xy, plotter.XY{X: r, Y: median(byRate[r])})
+	}
+	return xy
+}
+
+// median is the middle of values (the mean of the middle two for an even
+// count); values is not modified.
+func median(values []float64) float64 {
+	v := slices.Clone(values)
+	slices.Sort(v)
+	n := len(v)
+	if n%2 == 1 {
+		return v[n/2]
+	}
+	return (v[n/2-1] + v[n/2]) / 2
+}
+
+// hasLadder reports whether a side has at least two distinct offered
+// rates: fewer make one point, which the tables already say.
+func hasLadder(s *Side) bool { return len(throughputPoints(s)) >= 2 }
+
+// throughputPlot draws 2xx/s against the offered rate, one line per side,
+// with the diagonal where every offered request is served, as report's
+// plot of a sweep does.
+func throughputPlot(sides []*Side) *plot.Plot {
+	p := plot.New()
+	p.Title.Text = "2xx/s vs offered rate"
+	p.X.Label.Text = "offered (req/s)"
+	p.Y.Label.Text = "2xx responses/s (median of runs)"
+	var lines []sideLine
+	maxRate := 0.0
+	for _, s := range sides {
+		xy := throughputPoints(s)
+		for _, pt := range xy {
+			maxRate = max(maxRate, pt.X)
+		}
+		lines = append(lines, sideLine{s.Label, xy})
+	}
+	diag := plotter.NewFunction(func(x float64) float64 { return x })
+	diag.Color = color.Gray{Y: 160}
+	diag.Dashes = []vg.Length{vg.Points(3), vg.Points(3)}
+	diag.XMin, diag.XMax = 0, maxRate
+	p.Add(diag)
+	p.Legend.Add("offered", diag)
+	addLines(p, lines, true)
+	p.X.Tick.Marker, p.Y.Tick.Marker = niceTicks{}, niceTicks{}
+	// The lines rise from the bottom left and flatten at the top right:
+	// the bottom right is free for the legend.
+	p.Legend.Top, p.Legend.Left = false, false
+	p.Legend.XOffs, p.Legend.YOffs = -vg.Points(6), vg.Points(6)
+	p.X.Min, p.Y.Min = 0, 0
+	return p
+}
+
+// addLines adds one line per side, in the sides' colours (A's first), with point markers
+// when marks (a few measured points rather than a dense curve), and the
+// project's legend, grid and title style.
+func addLines(p *plot.Plot, lines []sideLine, marks bool) {
+	for i, s := range lines {
+		if len(s.xy) == 0 {
+			continue
+		}
+		l, err := plotter.NewLine(s.xy)
+		if err != nil {
+			continue // NaN or Inf: nothing drawable
+		}
+		l.Color = plotutil.Color(i)
+		l.Width = vg.Points(1.5)
+		thumbs := []plot.Thumbnailer{l}
+		p.Add(l)
+		if marks {
+			pts, err := plotter.NewScatter(s.xy)
+			if err == nil {
+				pts.Color = plotutil.Color(i)
+				pts.Shape = plotutil.Shape(i)
+				p.Add(pts)
+				thumbs = append(thumbs, pts)
+			}
+		}
+		p.Legend.Add(s.name, thumbs...)
+	}
+	p.Y.Tick.Marker = niceTicks{}
+	p.Legend.Top, p.Legend.Left = true, true
+	p.Legend.XOffs = vg.Points(6)
+	p.Legend.TextStyle.Font.Size = vg.Points(8)
+	p.Add(plotter.NewGrid())
+	p.Title.TextStyle.Font.Size = vg.Points(11)
+}
+
+// niceTicks labels a linear axis with about five round values (1, 2 or 5
+// times a power of ten), printed without trailing zeros.
+type niceTicks struct{}
+
+// Ticks implements plot.Ticker.
+func (niceTicks) Ticks(lo, hi float64) []plot.Tick {
+	if !(hi > lo) || math.IsInf(hi-lo, 0) {
+		return plot.DefaultTicks{}.Ticks(lo, hi)
+	}
+	raw := (hi - lo) / 5
+	mag := math.Pow(10, math.Floor(math.Log10(raw)))
+	step := mag
+	for _, m := range []float64{1, 2, 5, 10} {
+		if m*mag >= raw {
+			step = m * mag
+			break
+		}
+	}
+	var ts []plot.Tick
+	for v := math.Ceil(lo/step) * step; v <= hi+step*1e-9; v += step {
+		if math.Abs(v) < step*1e-9 {
+			v = 0
+		}
+		ts = append(ts, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', -1, 64)})
+	}
+	return ts
+}
+
+var _ plot.Ticker = niceTicks{}
+
+// savePlot writes p as a PNG to path.
+func savePlot(path string, p *plot.Plot) error {
+	wt, err := p.WriterTo(plotWidth, plotHeight, "png")
+	if err != nil {
+		return fmt.Errorf("plot %s: %w", path, err)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("plot: %w", err)
+	}
+	_, werr := wt.WriteTo(f)
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		return fmt.Errorf("plot %s: %w", path, werr)
+	}
+	return nil
+}
