@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"context"
 	"fmt"
 	"image/png"
 	"math"
@@ -9,12 +10,15 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/schedscope/schedscope/analyze"
 	"github.com/schedscope/schedscope/internal/cond"
 	"github.com/schedscope/schedscope/internal/figures"
 	"github.com/schedscope/schedscope/internal/rundir"
+	"github.com/schedscope/schedscope/internal/rundir/rundirtest"
 )
 
 // fakeRun describes a synthetic run: one steady phase per offered rate,
@@ -240,6 +244,46 @@ func TestWriteReportWithoutHistograms(t *testing.T) {
 	}
 	if !strings.Contains(md, "| latency p99 | 10ms | 11ms | +10.00% (n=1, untested) |") {
 		t.Errorf("report.md lacks the untested change of one run a side:\n%s", md)
+	}
+}
+
+// From run directories as the load generator writes them (its HDR log
+// read back by figures): a latency plot per phase, the throughput plot of
+// the two-rate ladder, a row per figure.
+func TestWriteReportFromRunDirectories(t *testing.T) {
+	dir := t.TempDir()
+	read := func(model string, center time.Duration) []*figures.Set {
+		var sets []*figures.Set
+		for i := range 3 {
+			c := center + time.Duration(i)*center/100
+			path := rundirtest.Write(t, filepath.Join(dir, fmt.Sprintf("%s-%d", model, i)), rundirtest.Run{
+				Command: "schedscope fixture --model " + model,
+				Phases: []rundirtest.Phase{
+					{Rate: 100, Latencies: rundirtest.Spread(c, 1000)},
+					{Rate: 200, Latencies: rundirtest.Spread(2*c, 1500)},
+				},
+			})
+			s, err := figures.Read(context.Background(), path, analyze.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sets = append(sets, s...)
+		}
+		return sets
+	}
+	c := compareRuns(t, read("goroutine", 50*time.Millisecond), read("pool", 80*time.Millisecond), false)
+	_, files, md := readReport(t, c)
+	var names []string
+	for _, f := range files {
+		names = append(names, filepath.Base(f))
+	}
+	if want := []string{ReportFile, "latency-phase-1.png", "latency-phase-2.png", ThroughputPlot}; !slices.Equal(names, want) {
+		t.Errorf("files = %v, want %v", names, want)
+	}
+	for _, want := range []string{"# Comparison: goroutine vs pool\n", "| latency p99 | ", "| 2xx/s | 100 ± ∞ | 100 ± ∞ | ~ (p=1.000 n=3) |", "](latency-phase-2.png)"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report.md lacks %q:\n%s", want, md)
+		}
 	}
 }
 

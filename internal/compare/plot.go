@@ -111,14 +111,14 @@ func latencyPlot(key string, sides []*Side) *plot.Plot {
 	p.X.Label.Text = "percentile"
 	p.Y.Label.Text = "latency (ms)"
 	var lines []sideLine
-	maxX := 10.0 // at least 0% to 90%
+	maxX, maxY := 10.0, 0.0 // x: at least 0% to 90%
 	for _, s := range sides {
 		var xy plotter.XYs // none: the side keeps its colour, without a line
 		if h := s.latency[key]; h != nil {
 			xy = percentileCurve(h, 40)
 		}
 		if len(xy) > 0 {
-			maxX = max(maxX, xy[len(xy)-1].X)
+			maxX, maxY = max(maxX, xy[len(xy)-1].X), max(maxY, xy[len(xy)-1].Y)
 		}
 		lines = append(lines, sideLine{s.Label, xy})
 	}
@@ -126,9 +126,13 @@ func latencyPlot(key string, sides []*Side) *plot.Plot {
 	p.X.Scale = plot.LogScale{}
 	p.X.Tick.Marker = percentileTicks{}
 	p.X.Min, p.X.Max = 1, maxX
+	// Latency rises to the right: the top left is free for the legend,
+	// and a band above the highest maximum keeps it free when a curve
+	// reaches its maximum early (a narrow distribution).
 	p.Y.Min = 0
-	// Latency rises to the right, steeply in the tail: the top left is
-	// free for the legend.
+	if maxY > 0 {
+		p.Y.Max = 1.15 * maxY
+	}
 	return p
 }
 
