@@ -122,6 +122,11 @@ func runCompare(ctx context.Context, s *stdio, args []string) error {
 	if err != nil {
 		return err
 	}
+	if *out != "" {
+		if err := compare.CheckReportDir(c, *out); err != nil {
+			return usageErr("--out: %v", err)
+		}
+	}
 	if *asJSON {
 		enc := json.NewEncoder(s.out)
 		enc.SetIndent("", "  ")

@@ -44,7 +44,7 @@ type reportPlots struct {
 // one of the compared paths, nor be a run, sweep or repeat directory or
 // hold other files: it refuses those before writing anything, in one line.
 func WriteReport(c *Comparison, outDir string) ([]string, error) {
-	if err := checkReportDir(c, outDir); err != nil {
+	if err := CheckReportDir(c, outDir); err != nil {
 		return nil, err
 	}
 	if err := os.MkdirAll(outDir, 0o755); err != nil {
@@ -98,9 +98,11 @@ func WriteReport(c *Comparison, outDir string) ([]string, error) {
 	return written, nil
 }
 
-// checkReportDir refuses an outDir that is, or lies within, a compared
-// path, then applies report's rule for a report directory.
-func checkReportDir(c *Comparison, outDir string) error {
+// CheckReportDir says whether WriteReport may write into outDir: it
+// refuses an outDir that is, or lies within, a compared path, then applies
+// report's rule for a report directory. A command calls it before it
+// prints anything.
+func CheckReportDir(c *Comparison, outDir string) error {
 	absOut, err := filepath.Abs(outDir)
 	if err != nil {
 		return fmt.Errorf("report directory %s: %w", outDir, err)
