@@ -8,36 +8,15 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/schedscope/schedscope/analyze"
 	"github.com/schedscope/schedscope/internal/cond"
 	"github.com/schedscope/schedscope/internal/derive"
+	"github.com/schedscope/schedscope/internal/figures"
 	"github.com/schedscope/schedscope/internal/rundir"
 	"github.com/schedscope/schedscope/internal/tui"
 )
-
-// conditionsFlag collects repeated --fail-on flags (each may hold several
-// conditions separated by commas) for the trace context.
-type conditionsFlag []cond.Condition
-
-func (c *conditionsFlag) String() string {
-	var s []string
-	for _, x := range *c {
-		s = append(s, x.String())
-	}
-	return strings.Join(s, ",")
-}
-
-func (c *conditionsFlag) Set(v string) error {
-	cs, err := cond.ParseList(v, cond.Trace)
-	if err != nil {
-		return err
-	}
-	*c = append(*c, cs...)
-	return nil
-}
 
 // runAnalyze is `schedscope analyze`. Exit status: 0 fine, 1 bad input (not
 // a trace, empty, unsupported version, unreadable), 2 bad flags, 3 the trace
@@ -49,6 +28,8 @@ func runAnalyze(ctx context.Context, s *stdio, args []string) error {
 	fs.Usage = func() {
 		help()
 		fmt.Fprintf(s.out, "\n--fail-on conditions: METRIC OP VALUE, OP one of > >= < <= == !=, METRIC one of:\n%s", cond.Help(cond.Trace))
+		fmt.Fprintf(s.out, "\nand on a run directory (each steady phase's figures; the trace's above too):\n%s", cond.Help(cond.Run))
+		fmt.Fprintf(s.out, "\nand on a sweep directory:\n%s", cond.Help(cond.Sweep))
 	}
 	asJSON := fs.Bool("json", false, "write the report as JSON (schema in docs/readme-analyze.md)")
 	pin := fs.Duration("pin-threshold", 20*time.Millisecond, "shortest span reported as a pinned OS thread (cgo call, syscall, blocked locked goroutine)")
@@ -57,8 +38,8 @@ func runAnalyze(ctx context.Context, s *stdio, args []string) error {
 	progress := fs.Bool("progress", false, "print progress on stderr")
 	browse := fs.Bool("tui", false, "browse the analysis in a terminal UI (needs a trace file or run directory, and a terminal)")
 	rederive := fs.Bool("rederive", false, "with a run directory: derive analysis.json and summary.txt again from its files alone (the same bytes `schedscope run` wrote) and print the summary (--json: analysis.json)")
-	var fail conditionsFlag
-	fs.Var(&fail, "fail-on", "exit 4 when a condition holds, e.g. 'pinned>0' or 'sched.p99>5ms, lost.pct>0' (repeatable; metrics below)")
+	var gates gateFlag
+	fs.Var(&gates, "fail-on", "exit 4 when a condition holds, e.g. 'pinned>0' or 'sched.p99>5ms, lost.pct>0'; on a run directory also 'p99>250ms, errors>1%' (repeatable; metrics below)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -75,15 +56,47 @@ func runAnalyze(ctx context.Context, s *stdio, args []string) error {
 		return usageErr("--top %d: must be in [1, %d]", *top, maxTop)
 	}
 	path := fs.Arg(0)
+	kind := rundir.NotDir
+	if path != "-" {
+		k, err := rundir.DirKindOf(path)
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		kind = k
+	}
+	gctx := cond.Trace
+	switch kind {
+	case rundir.DirRun:
+		gctx |= cond.Run
+	case rundir.DirSweep:
+		gctx = cond.Sweep
+	}
+	fail, err := gates.parse(gctx)
+	if err != nil {
+		return err
+	}
 	if *rederive {
 		return rederiveRun(ctx, s, path, *asJSON)
 	}
-	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+	runDir := ""
+	switch kind {
+	case rundir.DirSweep:
+		if len(fail) == 0 {
+			return usageErr("%s is a sweep directory: schedscope report %s writes its report; analyze checks it with --fail-on", path, path)
+		}
+		return gateDir(ctx, s, path, fail)
+	case rundir.DirRun:
+		runDir = path
 		p, err := rundir.FindTrace(path)
+		if err != nil && onlyRunMetrics(fail) && len(fail) > 0 {
+			return gateDir(ctx, s, path, fail) // the run's figures need no trace
+		}
 		if err != nil {
 			return err
 		}
 		path = p
+	case rundir.DirEmpty, rundir.DirOther, rundir.DirRepeat:
+		return fmt.Errorf("%s: not a trace file nor a run or sweep directory (it is %s)", path, kind)
 	}
 	opts := analyze.Options{PinThreshold: *pin, Sleep: *sleep}
 	if *browse {
@@ -112,7 +125,6 @@ func runAnalyze(ctx context.Context, s *stdio, args []string) error {
 		}
 	}
 	var rep *analyze.Report
-	var err error
 	if path == "-" {
 		rep, err = analyze.Trace(ctx, readWithin(ctx, s.in), opts) // a silent pipe must not outlive a Ctrl-C
 		if rep != nil {
@@ -134,17 +146,54 @@ func runAnalyze(ctx context.Context, s *stdio, args []string) error {
 	if err != nil {
 		return err // cancelled: the partial report is printed above
 	}
-	var held []string
-	src := cond.ReportSource(rep)
-	for _, c := range fail {
-		if v, ok, _ := c.Eval(src); ok {
-			held = append(held, c.Explain(v))
+	return gateTrace(ctx, s, rep, runDir, fail)
+}
+
+// onlyRunMetrics reports whether every condition names a metric a run
+// directory's figures provide.
+func onlyRunMetrics(conds []cond.Condition) bool {
+	for _, c := range conds {
+		if !cond.Provides(cond.Run, c.Metric) {
+			return false
 		}
 	}
-	if len(held) > 0 {
-		return withCode(4, fmt.Errorf("--fail-on: %s", strings.Join(held, "; ")))
+	return true
+}
+
+// gateTrace checks conditions after `analyze`: on a run directory (runDir
+// set), those on the run's metrics against its figures, the others against
+// the trace's report; exit 4 with one line per breach.
+func gateTrace(ctx context.Context, s *stdio, rep *analyze.Report, runDir string, conds []cond.Condition) error {
+	if len(conds) == 0 {
+		return nil
 	}
-	return nil
+	var onRun, onTrace []cond.Condition
+	for _, c := range conds {
+		if runDir != "" && cond.Provides(cond.Run, c.Metric) {
+			onRun = append(onRun, c)
+		} else {
+			onTrace = append(onTrace, c)
+		}
+	}
+	var breaches []figures.Breach
+	var unread []string
+	if len(onRun) > 0 {
+		set, err := figures.ReadRun(ctx, runDir)
+		if err != nil {
+			return err
+		}
+		breaches, unread = figures.Check(set, onRun), figures.Unread(set, onRun)
+	}
+	src := cond.ReportSource(rep)
+	for _, c := range onTrace {
+		if v, held, ok := c.Eval(src); held {
+			breaches = append(breaches, figures.Breach{Condition: c, Text: c.String(), Group: "trace", Value: v,
+				Line: fmt.Sprintf("%s (trace %s)", c.Explain(v), rep.Source)})
+		} else if !ok {
+			unread = append(unread, c.String())
+		}
+	}
+	return gateExit(s, breaches, unread)
 }
 
 func writeReport(s *stdio, rep *analyze.Report, asJSON bool, top int) error {

@@ -53,14 +53,18 @@ func TestAnalyzeBadBounds(t *testing.T) {
 	}
 }
 
-// A condition that holds exits 4 with one line naming each breach and its
-// figure in the metric's unit; one that does not exits 0.
+// A condition that holds exits 4 with one line per breach, naming it and
+// its figure in the metric's unit; one that does not exits 0.
 func TestAnalyzeFailOn(t *testing.T) {
 	code, out, errOut := runCLI(t, context.Background(), "analyze",
 		"--fail-on", "pinned>0, pinned.syscall>0", "--fail-on", "sched.p99>=0s", cgoTrace)
-	want := "schedscope analyze: --fail-on: pinned = 3 > 0; sched.p99 = "
-	if code != 4 || !strings.HasPrefix(errOut, want) || !strings.HasSuffix(errOut, " >= 0s\n") || strings.Count(errOut, "\n") != 1 {
-		t.Errorf("exit %d, stderr %q; want exit 4 and one line starting %q", code, errOut, want)
+	want := []string{
+		"schedscope analyze: --fail-on pinned = 3 > 0 (trace " + cgoTrace + ")",
+		"schedscope analyze: --fail-on sched.p99 = ",
+	}
+	lines := strings.Split(strings.TrimSuffix(errOut, "\n"), "\n")
+	if code != 4 || len(lines) != 2 || lines[0] != want[0] || !strings.HasPrefix(lines[1], want[1]) || !strings.HasSuffix(lines[1], " >= 0s (trace "+cgoTrace+")") {
+		t.Errorf("exit %d, stderr %q; want exit 4 and one line per breach: %q", code, errOut, want)
 	}
 	if !strings.Contains(out, "Scheduling latency") {
 		t.Errorf("the report was not printed before the verdict: %q", out)
@@ -70,31 +74,48 @@ func TestAnalyzeFailOn(t *testing.T) {
 	}
 }
 
-// -h lists the metrics each command's conditions may use, with unit and doc.
+// -h lists the metrics each command's conditions may use, with unit and
+// doc, each context in its own section, holding no metric of another.
 func TestConditionHelp(t *testing.T) {
 	for _, tc := range []struct {
 		args          []string
+		section       string // the section checked, up to the next blank line
 		want, notWant []string
 	}{
-		{[]string{"analyze", "-h"},
-			[]string{"--fail-on conditions: METRIC OP VALUE", "  pinned.cgo ", "  lost.pct ", "percent", "exact from the trace"},
+		{[]string{"analyze", "-h"}, "--fail-on conditions: METRIC OP VALUE",
+			[]string{"  pinned.cgo ", "  lost.pct ", "percent", "exact from the trace"},
 			[]string{"not_sent", "ok_per_s"}},
-		{[]string{"run", "-h"},
-			[]string{"--snapshot-when conditions: METRIC OP VALUE", "  not_sent ", "  ok_per_s ", "per second", "sampled"},
+		{[]string{"analyze", "-h"}, "and on a run directory",
+			[]string{"  not_sent ", "  errors ", "load.hlog"},
+			[]string{"lost.pct", "creation.p99"}},
+		{[]string{"analyze", "-h"}, "and on a sweep directory",
+			[]string{"  knee ", "  ceiling "},
+			[]string{"not_sent"}},
+		{[]string{"run", "-h"}, "--snapshot-when conditions: METRIC OP VALUE",
+			[]string{"  not_sent ", "  ok_per_s ", "per second", "sampled"},
 			[]string{"pinned", "lost.pct"}},
+		{[]string{"compare", "-h"}, "--fail-on conditions on runs",
+			[]string{"  p99 ", "  pool.saturated ", "p99>+10%"},
+			[]string{"lost.pct", "  knee "}},
 	} {
 		code, out, _ := runCLI(t, context.Background(), tc.args...)
 		if code != 0 {
 			t.Errorf("%v: exit %d", tc.args, code)
 		}
+		i := strings.Index(out, tc.section)
+		if i < 0 {
+			t.Errorf("%v: no section %q in\n%s", tc.args, tc.section, out)
+			continue
+		}
+		section, _, _ := strings.Cut(out[i:], "\n\n")
 		for _, w := range tc.want {
-			if !strings.Contains(out, w) {
-				t.Errorf("%v: no %q in\n%s", tc.args, w, out)
+			if !strings.Contains(section, w) {
+				t.Errorf("%v: no %q in\n%s", tc.args, w, section)
 			}
 		}
 		for _, w := range tc.notWant {
-			if strings.Contains(out, w) {
-				t.Errorf("%v: lists %q, a metric of another context", tc.args, w)
+			if strings.Contains(section, w) {
+				t.Errorf("%v: section %q lists %q, a metric of another context", tc.args, tc.section, w)
 			}
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -43,6 +44,7 @@ func commands() []command {
 		{"analyze", "analyze an execution trace or run directory: scheduling latency, sleep, pinning", runAnalyze},
 		{"sweep", "sweep GOMAXPROCS over fresh target processes and find the knee", runSweep},
 		{"report", "write a Markdown report with plots from a run or sweep directory", runReport},
+		{"compare", "compare runs, repeated runs, sweeps or traces: did my change help? (benchstat's statistics, --fail-on gates)", runCompare},
 	}
 }
 
@@ -141,7 +143,10 @@ func dispatch(ctx context.Context, s *stdio, cmds []command, args []string) int 
 			return 0
 		}
 		// An error may quote a flag's value or a URL: secrets are redacted.
-		fmt.Fprintf(s.errOut, "schedscope %s: %s\n", c.name, redact.Text(err.Error()))
+		// One of several lines (a gate's breaches) gets the prefix each.
+		for line := range strings.Lines(redact.Text(err.Error())) {
+			fmt.Fprintf(s.errOut, "schedscope %s: %s\n", c.name, strings.TrimSuffix(line, "\n"))
+		}
 		var ee *exitError
 		if errors.As(err, &ee) {
 			return ee.code

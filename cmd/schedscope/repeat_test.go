@@ -372,3 +372,19 @@ func TestRunRepeatTargetDies(t *testing.T) {
 		t.Errorf("run-02 was started")
 	}
 }
+
+// --fail-on with --repeat checks every run of the repeat: exit 4 when a
+// condition holds in one of them.
+func TestRunRepeatFailOn(t *testing.T) {
+	base := startFixture(t)
+	out := filepath.Join(t.TempDir(), "rep")
+	code, stdout, errOut := runCLI(t, context.Background(), append(repeatRunArgs("--repeat", "2", "--repeat-pause", "0",
+		"--fail-on", "p99>1us", "--out", out), base+"/sleep?ms=1")...)
+	if code != 4 || !strings.Contains(errOut, "--fail-on p99 = ") || !strings.Contains(errOut, filepath.Join(out, "run-01")) ||
+		!strings.Contains(errOut, filepath.Join(out, "run-02")) {
+		t.Errorf("exit %d, stderr %q\n%s", code, errOut, stdout)
+	}
+	if rep := readRepeat(t, out); rep.Status != rundir.StatusComplete || len(rep.Runs) != 2 {
+		t.Errorf("repeat.json: %+v", rep)
+	}
+}

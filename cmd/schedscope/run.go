@@ -37,6 +37,7 @@ type runFlags struct {
 	poll         time.Duration
 	noTUI        bool
 	maxCapture   byteSize
+	gates        gateFlag
 	repeat       int
 	repeatPause  time.Duration
 }
@@ -64,6 +65,7 @@ func runRun(ctx context.Context, s *stdio, args []string) error {
 	fs.DurationVar(&f.readyTimeout, "ready-timeout", collect.DefaultReadyTimeout, "how long to wait for a --cmd target to answer")
 	fs.DurationVar(&f.poll, "poll", collect.DefaultPollEvery, "polling period of the target's metrics")
 	fs.BoolVar(&f.noTUI, "no-tui", false, "plain progress lines and a final summary, even on a terminal (--repeat always prints plain lines: the dashboard is for a single run)")
+	fs.Var(&f.gates, "fail-on", "at the end, exit 4 when a condition holds in any steady phase (with --repeat, of any run), e.g. 'p99>250ms, errors>1%, not_sent>0' (metrics: schedscope compare -h)")
 	f.maxCapture = target.DefaultMaxCapture
 	fs.Var(&f.maxCapture, "max-capture", "largest trace window or flight-recorder snapshot kept, e.g. 512MiB or 4GiB (1 MiB to 64 GiB); a trace past it is cut there and the manifest says so")
 	fs.IntVar(&f.repeat, "repeat", 1, "make N runs of this configuration, one after another, into one repeat directory (--out) holding run-01 ... run-NN, for 'schedscope compare'; N in [2, 100], 1 is a single run. With --cmd each run starts its own target process; without it the runs share one")
@@ -86,6 +88,10 @@ func runRun(ctx context.Context, s *stdio, args []string) error {
 		return usageErr("--ready-timeout %v: must be in (0, %v]", f.readyTimeout, collect.MaxReadyTimeout)
 	}
 	if err := checkRepeatFlags(fs, f.repeat, f.repeatPause); err != nil {
+		return err
+	}
+	conds, err := f.gates.parse(cond.Run)
+	if err != nil {
 		return err
 	}
 	token, _, err := f.token.read()
@@ -125,14 +131,19 @@ func runRun(ctx context.Context, s *stdio, args []string) error {
 		defer outs[0].close()
 		cfg.CommandLog = outs[0]
 	}
-	if repeat != nil {
+	switch {
+	case repeat != nil:
 		repeat.cfg.CommandLog = cfg.CommandLog
-		return repeat.run(ctx, s)
+		err = repeat.run(ctx, s)
+	case f.noTUI || !tui.IsTerminal(s.out):
+		err = runPlain(ctx, s, cfg)
+	default:
+		err = runWithDashboard(ctx, s, cfg)
 	}
-	if f.noTUI || !tui.IsTerminal(s.out) {
-		return runPlain(ctx, s, cfg)
+	if err != nil || len(conds) == 0 {
+		return err
 	}
-	return runWithDashboard(ctx, s, cfg)
+	return gateDir(ctx, s, cfg.Out, conds)
 }
 
 // parseFraction reads "50%" or "0.5" as a fraction in (0, 1].

@@ -30,7 +30,7 @@ func TestRunBadInput(t *testing.T) {
 		{[]string{"run", "--rate", "10", "--snapshot-when", "ok/s<100", "http://127.0.0.1:1/"}, `metric "ok/s" is now spelled "ok_per_s"`},
 		{[]string{"run", "--rate", "10", "--snapshot-when", "inflight>10", "http://127.0.0.1:1/"}, `metric "inflight" is now spelled "in_flight"`},
 		{[]string{"run", "--rate", "10", "--snapshot-when", "p99>1s,sched-p99>5ms", "http://127.0.0.1:1/"}, `metric "sched-p99" is now spelled "sched.p99"`},
-		{[]string{"run", "--rate", "10", "--snapshot-when", "pinned>0", "http://127.0.0.1:1/"}, `metric "pinned" is not available in a live run, only in a trace (a live run has: cpu, `},
+		{[]string{"run", "--rate", "10", "--snapshot-when", "pinned>0", "http://127.0.0.1:1/"}, `metric "pinned" is not available in a live run, only in a trace or a run directory (a live run has: cpu, `},
 		{[]string{"run", "--rate", "10", "--snapshot-when", "p99>500", "http://127.0.0.1:1/"}, "p99 is a duration: write a unit: 500ms"},
 		{[]string{"run", "--rate", "10", "--json", "x.json", "http://127.0.0.1:1/"}, "results.json"},
 		{[]string{"run", "--rate", "10", "--poll", "1ms", "http://127.0.0.1:1/"}, "poll period"},

@@ -12,6 +12,7 @@ import (
 
 	"github.com/schedscope/schedscope/cmd/schedscope/internal/feed"
 	"github.com/schedscope/schedscope/collect/load"
+	"github.com/schedscope/schedscope/internal/cond"
 	"github.com/schedscope/schedscope/internal/report"
 	"github.com/schedscope/schedscope/internal/rundir"
 	"github.com/schedscope/schedscope/internal/sweep"
@@ -33,6 +34,8 @@ func runSweep(ctx context.Context, s *stdio, args []string) error {
 		timeout             time.Duration
 		noReport            bool
 	)
+	var gates gateFlag
+	fs.Var(&gates, "fail-on", "at the end, exit 4 when a condition holds on the sweep, e.g. 'knee<1000' or 'ceiling<1800, p99>250ms' (knee, ceiling, gomaxprocs, p99, service.p50: at the recommended GOMAXPROCS)")
 	fs.StringVar(&cfg.Command, "cmd", "", "target command line, run with sh -c in a fresh process per GOMAXPROCS value and iteration")
 	fs.StringVar(&cfg.URL, "url", "", "URL the load is sent to; it must answer 2xx before any load is sent")
 	fs.StringVar(&cfg.Fixture, "fixture", "", "run schedscope's own fixture as the target: 'SCENARIO[?QUERY] [fixture flags]', e.g. 'sleep --model pool --workers 8' or 'cpu?rounds=20000'")
@@ -73,7 +76,10 @@ func runSweep(ctx context.Context, s *stdio, args []string) error {
 	if err := probe.Validate(); err != nil {
 		return usageErr("%v", err) // --timeout and --client, checked before a target starts
 	}
-	var err error
+	conds, err := gates.parse(cond.Sweep)
+	if err != nil {
+		return err
+	}
 	if cfg.AgentToken, _, err = tokenFile.read(); err != nil {
 		return err
 	}
@@ -136,7 +142,10 @@ func runSweep(ctx context.Context, s *stdio, args []string) error {
 		return rerr
 	}
 	printSweepSummary(s, rep)
-	return err
+	if err != nil || len(conds) == 0 {
+		return err
+	}
+	return gateDir(ctx, s, cfg.Dir, conds)
 }
 
 // sweepInView runs the sweep behind the TUI's sweep view (a bar per step, the

@@ -880,6 +880,9 @@ func (st *runState) read(ctx context.Context) (target.Poll, []string) {
 			ps.Proc = &rundir.ProcCounters{CPUSeconds: u.CPU.Seconds(), RSSBytes: u.RSS, Threads: u.Threads}
 		}
 	}
+	if m, err := target.ReadMachineCPU(); err == nil {
+		ps.Machine = &rundir.MachineCounters{Busy: m.Busy, Idle: m.Idle}
+	}
 	if st.pid != 0 {
 		if c, err := target.ReadCgroup(st.pid); err == nil {
 			ps.Cgroup = &c // a cgroup that cannot be read was recorded missing at the start
@@ -925,7 +928,7 @@ func (st *runState) pollOnce(ctx context.Context) {
 		ps.Agent = nil
 	}
 	line := rundir.MetricsLine{T: ps.At.Sub(st.tally.start).Seconds(), Time: ps.At, Load: loadPoint(st.tally.last), Target: tp,
-		Agent: ps.Agent, Proc: ps.Proc, Cgroup: ps.Cgroup, Capture: st.live.capture}
+		Agent: ps.Agent, Proc: ps.Proc, Cgroup: ps.Cgroup, Machine: ps.Machine, Capture: st.live.capture}
 	line.Load.OKTotal = ps.OKTotal
 	if len(errs) > 0 {
 		line.Error = strings.Join(errs, "; ")

@@ -17,6 +17,14 @@
 // infinities and anything else are refused, each with a one-line error that
 // says what to write instead.
 //
+// In a comparison of two runs or sweeps (`schedscope compare --fail-on`),
+// a VALUE with a sign and a percent sign is a relative change of the new
+// side against the old: p99>+10% holds when p99 grew by more than ten
+// percent (and, with repeated runs, the change is significant). A count
+// that has a whole (errors of the completed requests, not_sent of the
+// planned ones) also takes a share: errors>1% holds when more than one
+// percent of the completed requests failed.
+//
 // Metric names are the same everywhere: dotted for namespaces (sched.p99,
 // pinned.cgo) and underscores inside words (not_sent, ok_per_s). Where a
 // metric comes from is a Context: a live run or a trace report, each
@@ -89,6 +97,40 @@ type Source interface {
 // SourceFunc adapts a function to a Source.
 type SourceFunc func(metric string) (float64, bool)
 
+// ShareSource is a Source that can also give a count metric as a share of
+// its whole, in percent (Metric.Whole): errors of the completed requests.
+// A condition written as a share (errors>1%) reads Share; on a Source
+// without it the condition never holds.
+type ShareSource interface {
+	Source
+	Share(metric string) (pct float64, ok bool)
+}
+
+// ChangeSource is the Source of a comparison: Value reads the new side's
+// figure, Change its change against the old side in percent (+12.5 for an
+// eighth more). ok is false when there is no change to speak of: a figure
+// either side lacks, an old figure of 0, or, with repeated runs, a change
+// that is not significant.
+type ChangeSource interface {
+	Source
+	Change(metric string) (pct float64, ok bool)
+}
+
+// Form is what figure of its metric a condition compares: the figure
+// itself, its share of a whole, or its change against an old side.
+type Form int
+
+// The forms of a condition.
+const (
+	// Level compares the figure itself: p99>250ms.
+	Level Form = iota
+	// Share compares a count's share of its whole, in percent: errors>1%.
+	Share
+	// Change compares the change against the old side of a comparison, in
+	// percent: p99>+10%.
+	Change
+)
+
 // Value calls f(metric).
 func (f SourceFunc) Value(metric string) (float64, bool) { return f(metric) }
 
@@ -107,8 +149,13 @@ type Condition struct {
 	Value float64
 	// Unit is the metric's unit.
 	Unit Unit
-	// text is the value as written, for messages and String.
-	text string
+	// Form says whether Value is the figure (in Unit's base), a share or a
+	// change (both in percent).
+	Form Form
+	// text is the value as written, for messages and String; whole names
+	// what a Share is of.
+	text  string
+	whole string
 }
 
 // String returns the condition as written, without spaces: "sched.p99>5ms".
@@ -122,7 +169,18 @@ func (c Condition) Eval(src Source) (v float64, held, ok bool) {
 	if c.Metric == "" {
 		return 0, false, false
 	}
-	v, ok = src.Value(c.Metric)
+	switch c.Form {
+	case Share:
+		if ss, is := src.(ShareSource); is {
+			v, ok = ss.Share(c.Metric)
+		}
+	case Change:
+		if cs, is := src.(ChangeSource); is {
+			v, ok = cs.Change(c.Metric)
+		}
+	default:
+		v, ok = src.Value(c.Metric)
+	}
 	if !ok || math.IsNaN(v) {
 		return v, false, false
 	}
@@ -137,9 +195,25 @@ func (c Condition) Holds(src Source) bool {
 }
 
 // Explain states the figure v against c, in the metric's unit:
-// "sched.p99 = 7.21ms > 5ms".
+// "sched.p99 = 7.21ms > 5ms", "errors = 2.1% of completed > 1%",
+// "p99 changed +14.2% > +10%".
 func (c Condition) Explain(v float64) string {
+	switch c.Form {
+	case Share:
+		return c.Metric + " = " + Percent.Format(v) + " of " + c.whole + " " + string(c.Op) + " " + c.text
+	case Change:
+		return c.Metric + " changed " + signed(v) + " " + string(c.Op) + " " + c.text
+	}
 	return c.Metric + " = " + c.Unit.Format(v) + " " + string(c.Op) + " " + c.text
+}
+
+// signed prints a change in percent with its sign: +14.2%, -3%.
+func signed(v float64) string {
+	s := Percent.Format(v)
+	if v >= 0 {
+		s = "+" + s
+	}
+	return s
 }
 
 // ParseList parses a comma-separated list of conditions for ctx, such as
@@ -195,11 +269,11 @@ func Parse(s string, ctx Context) (Condition, error) {
 	if strings.ContainsAny(arg, opChars) {
 		return fail("more than one operator")
 	}
-	v, err := parseValue(arg, m)
+	v, form, err := parseValue(arg, m, ctx)
 	if err != nil {
 		return fail("%v", err)
 	}
-	return Condition{Metric: m.Name, Op: op, Value: v, Unit: m.Unit, text: arg}, nil
+	return Condition{Metric: m.Name, Op: op, Value: v, Unit: m.Unit, Form: form, text: arg, whole: m.Whole}, nil
 }
 
 // readOp reads the operator at the start of s.
@@ -220,34 +294,43 @@ func readOp(s string) (Op, error) {
 	return "", fmt.Errorf("%q is not an operator (OP is one of > >= < <= == !=)", s[:1])
 }
 
-// parseValue reads arg in m's unit: its base-unit value.
-func parseValue(arg string, m Metric) (float64, error) {
+// parseValue reads arg for m in ctx: the threshold (in m's unit's base, or
+// in percent for a share or a change) and which form it takes.
+func parseValue(arg string, m Metric, ctx Context) (float64, Form, error) {
 	if num, ok := strings.CutSuffix(arg, "%"); ok {
 		v, err := parseNumber(num, arg)
 		if err != nil {
-			return 0, err
+			return 0, Level, err
 		}
-		if m.Unit != Percent {
-			return 0, fmt.Errorf("%s is %s, not a percentage: write a plain number", m.Name, m.Unit.article())
+		signedPct := strings.HasPrefix(arg, "+") || strings.HasPrefix(arg, "-")
+		switch {
+		case signedPct && ctx&Changes != 0:
+			return v, Change, nil
+		case strings.HasPrefix(arg, "+"):
+			return 0, Level, fmt.Errorf("a relative change (%s) is only for comparisons (schedscope compare --fail-on): write %s", arg, strings.TrimPrefix(arg, "+"))
+		case m.Unit == Percent:
+			return v, Level, nil
+		case m.Whole != "":
+			return v, Share, nil
 		}
-		return v, nil
+		return 0, Level, fmt.Errorf("%s is %s, not a percentage: write a plain number", m.Name, m.Unit.article())
 	}
 	if v, err := parseNumber(arg, arg); err == nil {
 		if m.Unit == Duration {
-			return 0, fmt.Errorf("%s is a duration: write a unit: %sms", m.Name, arg)
+			return 0, Level, fmt.Errorf("%s is a duration: write a unit: %sms", m.Name, arg)
 		}
-		return v, nil
+		return v, Level, nil
 	} else if !errors.Is(err, errNotNumber) {
-		return 0, err
+		return 0, Level, err
 	}
 	d, err := time.ParseDuration(arg)
 	if err != nil {
-		return 0, fmt.Errorf("value %q is neither a number nor a duration", arg)
+		return 0, Level, fmt.Errorf("value %q is neither a number nor a duration", arg)
 	}
 	if m.Unit != Duration {
-		return 0, fmt.Errorf("%s is %s, not a duration: write a plain number", m.Name, m.Unit.article())
+		return 0, Level, fmt.Errorf("%s is %s, not a duration: write a plain number", m.Name, m.Unit.article())
 	}
-	return float64(d), nil
+	return float64(d), Level, nil
 }
 
 // errNotNumber: the text is not a number at all (it may be a duration).
@@ -274,8 +357,13 @@ func parseNumber(s, written string) (float64, error) {
 
 // example is a condition ctx accepts, for messages.
 func example(ctx Context) string {
-	if ctx&Live != 0 {
+	switch {
+	case ctx&Changes != 0:
+		return "p99>+10%"
+	case ctx&(Live|Run) != 0:
 		return "p99>500ms"
+	case ctx&Sweep != 0:
+		return "knee<1000"
 	}
 	return "sched.p99>5ms"
 }

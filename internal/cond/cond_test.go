@@ -117,8 +117,8 @@ func TestParseErrors(t *testing.T) {
 		{"Sched_P99>5ms", Trace, `metric "Sched_P99" is spelled "sched.p99"`},
 		{"ok-per-s<1", Live, `metric "ok-per-s" is spelled "ok_per_s"`},
 		// A metric of another context is refused when typed.
-		{"pinned>0", Live, `condition "pinned>0": metric "pinned" is not available in a live run, only in a trace (a live run has: cpu, errors, gc.stw.max, goroutines, in_flight, not_sent, ok_per_s, p50, p99, runnable, sched.p99, threads)`},
-		{"p99>5ms", Trace, `metric "p99" is not available in a trace, only in a live run (a trace has: `},
+		{"pinned>0", Live, `condition "pinned>0": metric "pinned" is not available in a live run, only in a trace or a run directory (a live run has: cpu, errors, gc.stw.max, goroutines, in_flight, not_sent, ok_per_s, p50, p99, runnable, sched.p99, threads)`},
+		{"p99>5ms", Trace, `metric "p99" is not available in a trace, only in a live run, a run directory or a sweep directory (a trace has: `},
 		{"latency>5ms", Live, `condition "latency>5ms": unknown metric "latency" (a live run has: cpu, `},
 	} {
 		_, err := Parse(tc.in, tc.ctx)
@@ -293,5 +293,82 @@ func TestRegistry(t *testing.T) {
 	}
 	if got := Context(0).String() + " / " + both.String(); got != "Context(0x0) / a live run or a trace" {
 		t.Errorf("Context strings: %q", got)
+	}
+}
+
+// fakeCompare is a comparison's Source: the new side's figures, their
+// shares and changes.
+type fakeCompare struct {
+	values, shares, changes map[string]float64
+}
+
+func (f fakeCompare) Value(m string) (float64, bool)  { v, ok := f.values[m]; return v, ok }
+func (f fakeCompare) Share(m string) (float64, bool)  { v, ok := f.shares[m]; return v, ok }
+func (f fakeCompare) Change(m string) (float64, bool) { v, ok := f.changes[m]; return v, ok }
+
+// A share and a change are forms of a condition, each read from its own
+// method, each explained in its own words.
+func TestShareAndChange(t *testing.T) {
+	src := fakeCompare{
+		values:  map[string]float64{"p99": 250e6, "errors": 12},
+		shares:  map[string]float64{"errors": 2.4},
+		changes: map[string]float64{"p99": 14.2, "ok_per_s": -3},
+	}
+	for _, tc := range []struct {
+		cond    string
+		ctx     Context
+		form    Form
+		held    bool
+		explain string
+	}{
+		{"errors>1%", Run, Share, true, "errors = 2.4% of completed > 1%"},
+		{"errors>5%", Run, Share, false, ""},
+		{"errors>10", Run, Level, true, "errors = 12 > 10"},
+		{"p99>+10%", Run | Changes, Change, true, "p99 changed +14.2% > +10%"},
+		{"p99>+20%", Run | Changes, Change, false, ""},
+		{"ok_per_s<-5%", Run | Changes, Change, false, ""},
+		{"ok_per_s<-1%", Run | Changes, Change, true, "ok_per_s changed -3% < -1%"},
+		{"p99>200ms", Run | Changes, Level, true, "p99 = 250ms > 200ms"},
+		// A change that is not significant (absent) never holds.
+		{"p90>+1%", Run | Changes, Change, false, ""},
+	} {
+		c, err := Parse(tc.cond, tc.ctx)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.cond, err)
+		}
+		if c.Form != tc.form {
+			t.Errorf("%s: form %v, want %v", tc.cond, c.Form, tc.form)
+		}
+		v, held, _ := c.Eval(src)
+		if held != tc.held {
+			t.Errorf("%s: held %v, want %v", tc.cond, held, tc.held)
+		}
+		if tc.explain != "" && c.Explain(v) != tc.explain {
+			t.Errorf("%s: Explain %q, want %q", tc.cond, c.Explain(v), tc.explain)
+		}
+		if back, err := Parse(c.String(), tc.ctx); err != nil || back != c {
+			t.Errorf("%s: String %q parses back to %+v, %v", tc.cond, c.String(), back, err)
+		}
+	}
+	// A share on a Source without shares, a change on one without changes:
+	// unreadable, never held.
+	plain := SourceFunc(func(string) (float64, bool) { return 1e9, true })
+	for _, s := range []string{"errors>0%", "p99>+0%"} {
+		c, _ := Parse(s, Run|Changes)
+		if _, held, ok := c.Eval(plain); held || ok {
+			t.Errorf("%s on a plain Source: held %v ok %v", s, held, ok)
+		}
+	}
+	for _, tc := range []struct{ in, want string }{
+		{"p99>+10%", "a relative change (+10%) is only for comparisons (schedscope compare --fail-on): write 10%"},
+		{"p99>10%", "p99 is a duration, not a percentage"},
+		{"ok_per_s>5%", "ok_per_s is a rate per second, not a percentage"},
+	} {
+		if _, err := Parse(tc.in, Run); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Parse(%q, Run) = %v, want %q", tc.in, err, tc.want)
+		}
+	}
+	if got := (Run | Sweep | Changes).String(); got != "a run directory, a sweep directory or a comparison" {
+		t.Errorf("context string %q", got)
 	}
 }

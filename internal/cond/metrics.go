@@ -48,6 +48,20 @@ func (u Unit) String() string {
 	return "Unit(" + strconv.Itoa(int(u)) + ")"
 }
 
+// MarshalText writes the unit's name, as String gives it.
+func (u Unit) MarshalText() ([]byte, error) { return []byte(u.String()), nil }
+
+// UnmarshalText reads a unit's name.
+func (u *Unit) UnmarshalText(text []byte) error {
+	for x := Count; x <= Percent; x++ {
+		if x.String() == string(text) {
+			*u = x
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown unit %q", text)
+}
+
 // article names the unit in a sentence: "goroutines is a count".
 func (u Unit) article() string {
 	switch u {
@@ -125,10 +139,22 @@ const (
 	// Trace is the report of one execution trace (`schedscope analyze
 	// --fail-on`); its Source is ReportSource.
 	Trace
+	// Run is a run directory, checked phase by phase (`schedscope run
+	// --fail-on`, `schedscope analyze --fail-on RUNDIR`): the load's
+	// figures of each steady phase, the target's over it, the trace's.
+	Run
+	// Sweep is a sweep directory (`schedscope sweep --fail-on`,
+	// `schedscope analyze --fail-on SWEEPDIR`): the knee, ceiling and
+	// recommendation of its capacity analysis.
+	Sweep
+	// Changes marks a comparison (`schedscope compare --fail-on`): its
+	// Source gives the new side's figures of Run or Sweep, and a value
+	// such as +10% is a change against the old side. It adds no metric.
+	Changes
 )
 
 // String names the context in a sentence: "a live run", "a trace", or
-// several joined by "or".
+// several listed: "a trace, a run directory or a sweep directory".
 func (c Context) String() string {
 	var names []string
 	if c&Live != 0 {
@@ -137,10 +163,22 @@ func (c Context) String() string {
 	if c&Trace != 0 {
 		names = append(names, "a trace")
 	}
-	if rest := c &^ (Live | Trace); rest != 0 || len(names) == 0 {
+	if c&Run != 0 {
+		names = append(names, "a run directory")
+	}
+	if c&Sweep != 0 {
+		names = append(names, "a sweep directory")
+	}
+	if c&Changes != 0 {
+		names = append(names, "a comparison")
+	}
+	if rest := c &^ (Live | Trace | Run | Sweep | Changes); rest != 0 || len(names) == 0 {
 		names = append(names, fmt.Sprintf("Context(%#x)", uint8(rest)))
 	}
-	return strings.Join(names, " or ")
+	if len(names) == 1 {
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
 
 // Metric is one name a condition may use.
@@ -154,6 +192,10 @@ type Metric struct {
 	Doc string
 	// In is the set of contexts whose Source provides it.
 	In Context
+	// Whole, for a count, names what a share of it is of ("completed
+	// requests"): the count then also takes a percentage (errors>1%),
+	// which a ShareSource provides. Empty: no share.
+	Whole string
 }
 
 // metrics returns the registry: every metric in every context, in the
@@ -164,39 +206,71 @@ func metrics() []Metric {
 	return []Metric{
 		// A live run: the load generator's latest progress and the latest
 		// poll of the target.
-		{"p50", Duration, "latency p50 from intended send, over the last progress interval", Live},
-		{"p99", Duration, "latency p99 from intended send, over the last progress interval", Live},
-		{"ok_per_s", PerSecond, "2xx responses per second over the last progress interval (readable after the phase's first second)", Live},
-		{"in_flight", Count, "requests in flight now", Live},
-		{"not_sent", Count, "requests not sent in this phase (--max-inflight already in flight)", Live},
-		{"errors", Count, "failed requests in this phase", Live},
-		{"goroutines", Count, "the target's goroutines (agent)", Live},
-		{"runnable", Count, "the target's runnable goroutines (agent)", Live},
-		{"threads", Count, "the target's OS threads (agent or /proc)", Live},
-		{"cpu", Cores, "the target's CPU use since the last poll (agent or /proc)", Live},
-		{"sched.p99", Duration, "scheduling latency p99 since the last poll: the runtime's sampled /sched/latencies histogram (agent; a trace gives the exact figure)", Live},
-		{"gc.stw.max", Duration, "longest GC stop-the-world pause since the last poll: a bucket bound of the runtime's /sched/pauses/total/gc histogram (agent)", Live},
+		{"p50", Duration, "latency p50 from intended send, over the last progress interval", Live, ""},
+		{"p99", Duration, "latency p99 from intended send, over the last progress interval", Live, ""},
+		{"ok_per_s", PerSecond, "2xx responses per second over the last progress interval (readable after the phase's first second)", Live, ""},
+		{"in_flight", Count, "requests in flight now", Live, ""},
+		{"not_sent", Count, "requests not sent in this phase (--max-inflight already in flight)", Live, ""},
+		{"errors", Count, "failed requests in this phase", Live, ""},
+		{"goroutines", Count, "the target's goroutines (agent)", Live, ""},
+		{"runnable", Count, "the target's runnable goroutines (agent)", Live, ""},
+		{"threads", Count, "the target's OS threads (agent or /proc)", Live, ""},
+		{"cpu", Cores, "the target's CPU use since the last poll (agent or /proc)", Live, ""},
+		{"sched.p99", Duration, "scheduling latency p99 since the last poll: the runtime's sampled /sched/latencies histogram (agent; a trace gives the exact figure)", Live, ""},
+		{"gc.stw.max", Duration, "longest GC stop-the-world pause since the last poll: a bucket bound of the runtime's /sched/pauses/total/gc histogram (agent)", Live, ""},
 
 		// A trace report.
-		{"pinned", Count, "spans where a goroutine held an OS thread without running Go code, at least --pin-threshold long", Trace},
-		{"pinned.cgo", Count, "pinned spans in cgo calls", Trace},
-		{"pinned.syscall", Count, "pinned spans in syscalls", Trace},
-		{"pinned.locked", Count, "pinned spans of blocked goroutines locked to their thread", Trace},
-		{"locked", Count, "goroutines inferred to be locked to their OS thread", Trace},
-		{"sched.p50", Duration, "scheduling latency p50 (Runnable -> Running), exact from the trace", Trace},
-		{"sched.p90", Duration, "scheduling latency p90, exact from the trace", Trace},
-		{"sched.p99", Duration, "scheduling latency p99, exact from the trace (a live run gives the runtime's sampled figure)", Trace},
-		{"sched.p999", Duration, "scheduling latency p99.9, exact from the trace", Trace},
-		{"sched.max", Duration, "longest scheduling latency", Trace},
-		{"sched.total", Duration, "total scheduling latency (creation to first run excluded)", Trace},
-		{"sched.compat.total", Duration, "total scheduling latency as `go tool trace -pprof=sched` counts it", Trace},
-		{"creation.p99", Duration, "creation-to-first-run latency p99", Trace},
-		{"sleep.overshoot.p99", Duration, "time.Sleep overshoot p99, the worst call site's", Trace},
-		{"sleep.overshoot.max", Duration, "longest time.Sleep overshoot, over all call sites", Trace},
-		{"goroutines.peak", Count, "most goroutines alive at once", Trace},
-		{"threads.peak", Count, "most OS threads busy at once (running Go code or in a syscall)", Trace},
-		{"gc.stw.max", Duration, "longest stop-the-world pause", Trace},
-		{"lost.pct", Percent, "share of a damaged trace after its last good point (0 when intact)", Trace},
+		{"pinned", Count, "spans where a goroutine held an OS thread without running Go code, at least --pin-threshold long", Trace, ""},
+		{"pinned.cgo", Count, "pinned spans in cgo calls", Trace, ""},
+		{"pinned.syscall", Count, "pinned spans in syscalls", Trace, ""},
+		{"pinned.locked", Count, "pinned spans of blocked goroutines locked to their thread", Trace, ""},
+		{"locked", Count, "goroutines inferred to be locked to their OS thread", Trace, ""},
+		{"sched.p50", Duration, "scheduling latency p50 (Runnable -> Running), exact from the trace", Trace, ""},
+		{"sched.p90", Duration, "scheduling latency p90, exact from the trace", Trace, ""},
+		{"sched.p99", Duration, "scheduling latency p99, exact from the trace (a live run gives the runtime's sampled figure)", Trace, ""},
+		{"sched.p999", Duration, "scheduling latency p99.9, exact from the trace", Trace, ""},
+		{"sched.max", Duration, "longest scheduling latency", Trace, ""},
+		{"sched.total", Duration, "total scheduling latency (creation to first run excluded)", Trace, ""},
+		{"sched.compat.total", Duration, "total scheduling latency as `go tool trace -pprof=sched` counts it", Trace, ""},
+		{"creation.p99", Duration, "creation-to-first-run latency p99", Trace, ""},
+		{"sleep.overshoot.p99", Duration, "time.Sleep overshoot p99, the worst call site's", Trace, ""},
+		{"sleep.overshoot.max", Duration, "longest time.Sleep overshoot, over all call sites", Trace, ""},
+		{"goroutines.peak", Count, "most goroutines alive at once", Trace, ""},
+		{"threads.peak", Count, "most OS threads busy at once (running Go code or in a syscall)", Trace, ""},
+		{"gc.stw.max", Duration, "longest stop-the-world pause", Trace, ""},
+		{"lost.pct", Percent, "share of a damaged trace after its last good point (0 when intact)", Trace, ""},
+
+		// A run directory: each steady phase's figures (a condition holds
+		// when it holds in any phase) and the trace's.
+		{"ok_per_s", PerSecond, "2xx responses per second the target answered the phase's requests at (results.json)", Run, ""},
+		{"p50", Duration, "latency p50 from intended send over the phase, exact from load.hlog", Run, ""},
+		{"p90", Duration, "latency p90 from intended send over the phase, exact from load.hlog", Run, ""},
+		{"p95", Duration, "latency p95 from intended send over the phase, exact from load.hlog", Run, ""},
+		{"p99", Duration, "latency p99 from intended send over the phase, exact from load.hlog", Run, ""},
+		{"p999", Duration, "latency p99.9 from intended send over the phase, exact from load.hlog", Run, ""},
+		{"max", Duration, "longest latency from intended send in the phase", Run, ""},
+		{"send_lag.p99", Duration, "send lag p99 (actual minus intended send time): the generator's own delay", Run, ""},
+		{"not_sent", Count, "requests not sent in the phase (--max-inflight already in flight); as a percentage, of those planned", Run, "planned"},
+		{"errors", Count, "failed requests in the phase (non-2xx, timeouts, connection errors); as a percentage, of those completed", Run, "completed"},
+		{"cpu_per_req", Duration, "the target's CPU time per 2xx response over the phase (/proc, else the runtime's estimate)", Run, ""},
+		{"goroutines.peak", Count, "most goroutines the target had at a poll during the phase", Run, ""},
+		{"threads.peak", Count, "most OS threads the target had at a poll during the phase", Run, ""},
+		{"sched.p99", Duration, "scheduling latency p99: exact from the trace in the phase it covers, else the largest sampled figure of the phase's polls", Run, ""},
+		{"pool.saturated", Percent, "share of the phase's polls with the most saturated pool full (in use = size)", Run, ""},
+		{"pinned", Count, "pinned spans in the run's trace (see a trace's pinned)", Run, ""},
+		{"pinned.cgo", Count, "pinned spans in cgo calls in the run's trace", Run, ""},
+		{"pinned.syscall", Count, "pinned spans in syscalls in the run's trace", Run, ""},
+		{"pinned.locked", Count, "pinned spans of blocked locked goroutines in the run's trace", Run, ""},
+		{"sleep.overshoot.p99", Duration, "time.Sleep overshoot p99 of the worst call site in the run's trace", Run, ""},
+		{"gc.stw.max", Duration, "longest stop-the-world pause in the run's trace", Run, ""},
+
+		// A sweep directory: its capacity analysis at the recommended
+		// GOMAXPROCS.
+		{"knee", PerSecond, "highest offered rate served with every lower rate served, at the recommended GOMAXPROCS", Sweep, ""},
+		{"ceiling", PerSecond, "highest 2xx/s of any fully offered rate, at the recommended GOMAXPROCS", Sweep, ""},
+		{"gomaxprocs", Count, "the recommended GOMAXPROCS", Sweep, ""},
+		{"p99", Duration, "latency p99 at the knee, at the recommended GOMAXPROCS (median over iterations)", Sweep, ""},
+		{"service.p50", Duration, "service time p50 (from actual send) at the lowest offered rate, at the recommended GOMAXPROCS", Sweep, ""},
 	}
 }
 
@@ -225,6 +299,16 @@ func Metrics(ctx Context) []Metric {
 		}
 	}
 	return out
+}
+
+// Provides reports whether ctx provides the metric name.
+func Provides(ctx Context, name string) bool {
+	for _, m := range metrics() {
+		if m.Name == name && m.In&ctx != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // Names returns the names of the metrics ctx provides, sorted, without

@@ -83,6 +83,7 @@ func derivePhases(res *load.Result, lines []rundir.MetricsLine, psBusy float64, 
 		if !f.CPUWithoutCaptures {
 			phaseCPU(&f, lines, idx)
 		}
+		othersCPU(&f, &ph, lines, idx, machineCPUs)
 		// Hold times from the pools' own counters, first and last poll of the phase.
 		if len(idx) >= 2 {
 			first, last := lines[idx[0]].Agent, lines[idx[len(idx)-1]].Agent
@@ -230,6 +231,34 @@ func phaseCPU(f *rundir.PhaseFigures, lines []rundir.MetricsLine, idx []int) boo
 		f.CPUUSPerReq = 1e6 * cpu / float64(n)
 	}
 	return true
+}
+
+// othersCPU sets the machine's busy CPU over the phase's polls and what
+// other processes used of it: the machine's busy cores less the target's
+// (/proc, over the same polls) and the generator's (its own over the
+// phase). A few hundredths of a core are the polling and the kernel's own.
+func othersCPU(f *rundir.PhaseFigures, ph *load.PhaseResult, lines []rundir.MetricsLine, idx []int, machineCPUs int) {
+	var first, last *rundir.MetricsLine
+	for _, i := range idx {
+		if l := &lines[i]; l.Machine != nil {
+			if first == nil {
+				first = l
+			}
+			last = l
+		}
+	}
+	if first == nil || last == first || machineCPUs <= 0 {
+		return
+	}
+	busy := target.MachineCPU{Busy: last.Machine.Busy, Idle: last.Machine.Idle}.BusyShare(target.MachineCPU{Busy: first.Machine.Busy, Idle: first.Machine.Idle})
+	f.MachineBusyCores = busy * float64(machineCPUs)
+	secs := last.Time.Sub(first.Time).Seconds()
+	if first.Proc == nil || last.Proc == nil || secs <= 0 || ph.GeneratorCPUCores <= 0 {
+		return
+	}
+	targetCores := (last.Proc.CPUSeconds - first.Proc.CPUSeconds) / secs
+	f.OthersCPUCores = max(0, f.MachineBusyCores-targetCores-ph.GeneratorCPUCores)
+	f.OthersKnown = true
 }
 
 // cleanRun returns the longest run of consecutive polls in idx taken while

@@ -78,6 +78,11 @@ func TestImportsPointOneWay(t *testing.T) {
 		{pkg: "internal/derive", banned: []string{"internal/collect", "internal/sweep", "internal/tui", "internal/report"}},
 		{pkg: "internal/capacity", banned: []string{"internal/collect", "internal/sweep", "internal/tui"}},
 		{pkg: "internal/report", banned: []string{"internal/collect", "internal/sweep", "internal/tui"}},
+		// The public pinning test helper stands on the public analyzer alone.
+		{pkg: "analyze/pintest", imports: []string{"analyze"}},
+		// Figures and comparisons read directories: no run, no sweep, no UI.
+		{pkg: "internal/figures", banned: []string{"internal/collect", "internal/sweep", "internal/tui"}},
+		{pkg: "internal/compare", banned: []string{"internal/collect", "internal/sweep", "internal/tui"}},
 		// The TUI is fed frames; it never runs anything itself.
 		{pkg: "internal/tui", banned: []string{"internal/collect", "internal/sweep", "internal/target", "internal/fixtures"}},
 	} {

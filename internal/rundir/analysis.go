@@ -71,6 +71,14 @@ type PhaseFigures struct {
 	// had no such stretch of two polls, so they include the captures' cost.
 	CPUWithoutCaptures bool `json:"cpu_without_captures"`
 	GOMAXPROCS         int  `json:"gomaxprocs,omitempty"`
+	// MachineBusyCores is the machine's busy CPU over the phase's polls, in
+	// cores, whoever used it (/proc/stat); OthersCPUCores what was left
+	// once the target's and the load generator's own CPU are taken out:
+	// other processes competing for the CPUs. OthersKnown is false when
+	// any of the three was not measured (a remote target, not Linux).
+	MachineBusyCores float64 `json:"machine_busy_cores,omitempty"`
+	OthersCPUCores   float64 `json:"others_cpu_cores,omitempty"`
+	OthersKnown      bool    `json:"others_known,omitempty"`
 	// Peaks over the phase's polls, with when they were seen (load clock).
 	PeakThreads       float64 `json:"peak_threads"`
 	PeakThreadsAtS    float64 `json:"peak_threads_at_s"`

@@ -28,6 +28,9 @@ type MetricsLine struct {
 	// Cgroup is the target's cgroup CPU limit and throttling counters; nil
 	// when the target is not local or its cgroup has no CPU controller.
 	Cgroup *CgroupCounters `json:"cgroup,omitempty"`
+	// Machine is the machine's CPU time since boot at the poll (/proc/stat),
+	// for what the rest of the machine used meanwhile; nil off Linux.
+	Machine *MachineCounters `json:"machine,omitempty"`
 	// Capture is what the run was capturing at the poll ("fgprof 3.9s",
 	// "trace window 6.1-8.1 s"), empty when nothing: captures cost the
 	// target CPU, so the phase's CPU figures avoid those polls.
@@ -131,6 +134,14 @@ type ProcCounters struct {
 	CPUSeconds float64 `json:"cpu_s"`
 	RSSBytes   int64   `json:"rss_bytes"`
 	Threads    int     `json:"threads"`
+}
+
+// MachineCounters are /proc/stat's first line at one poll, in clock ticks
+// since boot: cumulative, so a share over an interval is the difference of
+// two lines.
+type MachineCounters struct {
+	Busy int64 `json:"busy"` // user, nice, system, irq, softirq, steal
+	Idle int64 `json:"idle"` // idle, iowait
 }
 
 // Names of the runtime/metrics values in an agent.Snapshot (MetricsLine.Agent)

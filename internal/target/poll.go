@@ -17,13 +17,15 @@ type Poll struct {
 	// Cgroup is the target's cgroup CPU limit and throttling; nil when not
 	// read.
 	Cgroup *rundir.CgroupCounters
+	// Machine is the machine's CPU counters (/proc/stat); nil when not read.
+	Machine *rundir.MachineCounters
 	// OKTotal is the 2xx responses received so far, every phase.
 	OKTotal int64
 }
 
 // PollOf returns the raw poll a metrics line holds.
 func PollOf(l *rundir.MetricsLine) Poll {
-	return Poll{At: l.Time, Agent: l.Agent, Proc: l.Proc, Cgroup: l.Cgroup, OKTotal: l.Load.OKTotal}
+	return Poll{At: l.Time, Agent: l.Agent, Proc: l.Proc, Cgroup: l.Cgroup, Machine: l.Machine, OKTotal: l.Load.OKTotal}
 }
 
 // Point computes a poll's interval figures from it and the previous poll:

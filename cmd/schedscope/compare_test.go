@@ -1,0 +1,137 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/schedscope/schedscope/internal/compare"
+	"github.com/schedscope/schedscope/internal/rundir"
+	"github.com/schedscope/schedscope/internal/rundir/rundirtest"
+)
+
+// fakeRuns writes n run directories of one phase at rate, their latencies
+// around center, named prefix-1..n under dir.
+func fakeRuns(t *testing.T, dir, prefix string, n int, rate float64, center time.Duration) []string {
+	t.Helper()
+	var out []string
+	for i := range n {
+		lat := rundirtest.Spread(center+time.Duration(i)*center/100, 200)
+		out = append(out, rundirtest.Write(t, filepath.Join(dir, prefix+"-"+string(rune('1'+i))), rundirtest.Run{
+			Command: "schedscope fixture --model " + prefix,
+			Phases:  []rundirtest.Phase{{Rate: rate, Latencies: lat}},
+		}))
+	}
+	return out
+}
+
+// Five runs a side, B's p99 twice A's: the table shows the regression as
+// significant, the JSON carries it, and a gate on it exits 4 with its line.
+func TestCompareRepeats(t *testing.T) {
+	tmp := t.TempDir()
+	a := fakeRuns(t, tmp, "goroutine", 5, 100, 50*time.Millisecond)
+	b := fakeRuns(t, tmp, "pool", 5, 100, 100*time.Millisecond)
+	args := append(append(append([]string{"compare"}, a...), "--"), b...)
+	code, out, errOut := runCLI(t, context.Background(), args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"A: goroutine, 5 runs", "B: pool, 5 runs", "phase 1: steady, 100 req/s", "(p=0.008 n=5) worse"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in\n%s", want, out)
+		}
+	}
+	gate := append([]string{"compare", "--fail-on", "p99>+10%, errors>1%"}, args[1:]...)
+	code, _, errOut = runCLI(t, context.Background(), gate...)
+	if code != 4 || strings.Count(errOut, "\n") != 1 || !strings.HasPrefix(errOut, "schedscope compare: --fail-on p99 changed +") ||
+		!strings.Contains(errOut, "> +10% (phase 1: steady, 100 req/s; pool vs goroutine)") {
+		t.Errorf("gate: exit %d, stderr %q; want 4 and one line for the p99", code, errOut)
+	}
+	js := append([]string{"compare", "--json"}, args[1:]...)
+	code, out, _ = runCLI(t, context.Background(), js...)
+	var c compare.Comparison
+	if code != 0 || json.Unmarshal([]byte(out), &c) != nil || len(c.Groups) == 0 || c.A.Label != "goroutine" {
+		t.Fatalf("--json: exit %d, %.200s", code, out)
+	}
+	for _, r := range c.Groups[0].Rows {
+		if r.Metric == "p99" && (!r.Significant || r.Judgement != "worse" || len(r.B.Values) != 5) {
+			t.Errorf("p99 row %+v", r)
+		}
+	}
+}
+
+// Bad input is one line and a non-zero exit: a directory that is neither a
+// run nor a sweep, runs at different rates, a flag after the paths, one
+// side empty. A run cut short is compared with a warning.
+func TestCompareBadInput(t *testing.T) {
+	tmp := t.TempDir()
+	a := fakeRuns(t, tmp, "a", 1, 100, time.Millisecond)[0]
+	b := fakeRuns(t, tmp, "b", 1, 200, time.Millisecond)[0]
+	other := filepath.Join(tmp, "other")
+	if err := os.MkdirAll(other, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(other, "x.txt"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"compare", a, other}, 1, "neither a run directory (manifest.json), a sweep directory (sweep.json) nor a repeat directory (repeat.json)"},
+		{[]string{"compare", a, b}, 1, "cannot compare: different offered loads: 100 req/s for 10s"},
+		{[]string{"compare", a, b, "--json"}, 2, "--json: flags go before the paths"},
+		{[]string{"compare", a}, 2, "want two paths, A and B"},
+		{[]string{"compare", a, "--"}, 2, "want paths on both sides of --"},
+		{[]string{"compare", "--fail-on", "lost.pct>1%", a, a}, 2, `metric "lost.pct" is not available in a run directory or a comparison`},
+		{[]string{"compare", "--alpha", "0.7", a, a}, 2, "--alpha 0.7: must be in (0, 0.5)"},
+	} {
+		code, _, errOut := runCLI(t, context.Background(), tc.args...)
+		if code != tc.code || !strings.Contains(errOut, tc.want) || strings.Count(errOut, "\n") != 1 {
+			t.Errorf("%v: exit %d, stderr %q; want %d and one line with %q", tc.args[1:], code, errOut, tc.code, tc.want)
+		}
+	}
+	cut := rundirtest.Write(t, filepath.Join(tmp, "cut"), rundirtest.Run{Status: rundir.StatusInterrupted,
+		Phases: []rundirtest.Phase{{Rate: 100, Duration: 3 * time.Second, Latencies: rundirtest.Spread(time.Millisecond, 30)}}})
+	code, out, errOut := runCLI(t, context.Background(), "compare", a, cut)
+	if code != 0 || !strings.Contains(out, "warning: "+cut+": the run is interrupted") {
+		t.Errorf("interrupted run: exit %d, stderr %q, out\n%s", code, errOut, out)
+	}
+	code, _, _ = runCLI(t, context.Background(), "compare", "--force", a, b)
+	if code != 0 {
+		t.Errorf("--force: exit %d", code)
+	}
+}
+
+// --fail-on on a run directory checks each phase: exit 4 with one line per
+// breach naming the phase; a condition it cannot read is warned about.
+func TestAnalyzeRunDirFailOn(t *testing.T) {
+	dir := rundirtest.Write(t, filepath.Join(t.TempDir(), "run"), rundirtest.Run{Phases: []rundirtest.Phase{
+		{Rate: 100, Latencies: rundirtest.Spread(100*time.Millisecond, 100), Errors: 5},
+		{Rate: 200, Latencies: rundirtest.Spread(300*time.Millisecond, 100), NotSent: 3},
+	}})
+	code, _, errOut := runCLI(t, context.Background(), "analyze", "--fail-on", "p99>250ms, errors>1%, not_sent>0, pool.saturated>0", dir)
+	lines := strings.Split(strings.TrimSpace(errOut), "\n")
+	want := []string{
+		"warning: --fail-on pool.saturated>0: no figure to check it on",
+		"--fail-on p99 = 3",
+		"--fail-on errors = 4.76% of completed > 1% (phase 1: step 1/2, 100 req/s",
+		"--fail-on not_sent = 3 > 0 (phase 2",
+	}
+	if code != 4 || len(lines) != len(want) {
+		t.Fatalf("exit %d, stderr %q; want 4 and %d lines", code, errOut, len(want))
+	}
+	for i, w := range want {
+		if !strings.Contains(lines[i], w) {
+			t.Errorf("line %d %q, want %q", i+1, lines[i], w)
+		}
+	}
+	if code, _, errOut := runCLI(t, context.Background(), "analyze", "--fail-on", "p99>1s", dir); code != 0 {
+		t.Errorf("a gate that holds nowhere: exit %d, %s", code, errOut)
+	}
+}
