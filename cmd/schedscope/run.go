@@ -20,7 +20,7 @@ import (
 	"github.com/schedscope/schedscope/internal/tui"
 )
 
-const runSynopsis = "run [load flags] [--agent URL | --pprof URL] [--out DIR] [--trace-at 50%] [--trace-window 5s] [--snapshot-when end|COND] [--pid N | --cmd 'COMMAND'] [--no-tui] URL"
+const runSynopsis = "run [load flags] [--agent URL | --pprof URL] [--out DIR] [--trace-at 50%] [--trace-window 5s] [--snapshot-when end|COND] [--pid N | --cmd 'COMMAND'] [--no-tui] [--repeat N [--repeat-pause 2s]] URL"
 
 // runFlags are the flags `schedscope run` adds to the load's.
 type runFlags struct {
@@ -38,6 +38,8 @@ type runFlags struct {
 	noTUI        bool
 	maxCapture   byteSize
 	gates        gateFlag
+	repeat       int
+	repeatPause  time.Duration
 }
 
 func runRun(ctx context.Context, s *stdio, args []string) error {
@@ -53,7 +55,7 @@ func runRun(ctx context.Context, s *stdio, args []string) error {
 	fs.StringVar(&f.agent, "agent", "", "base URL of schedscope's agent in the target (default: look for /debug/schedscope/, then /debug/pprof/, on the target's host)")
 	fs.StringVar(&f.pprof, "pprof", "", "base URL of net/http/pprof, for a target without the agent (fewer figures)")
 	f.token = addTokenFile(fs, "token-file", "sent to the agent or pprof")
-	fs.StringVar(&f.out, "out", "", "run directory to create (default run-YYYYMMDD-HHMMSS)")
+	fs.StringVar(&f.out, "out", "", "run directory to create (default run-YYYYMMDD-HHMMSS); with --repeat, the repeat directory (default repeat-YYYYMMDD-HHMMSS)")
 	fs.StringVar(&f.traceAt, "trace-at", "50%", "where the trace window's middle falls in the last steady phase")
 	fs.DurationVar(&f.traceWindow, "trace-window", collect.DefaultTraceWindow, "length of the trace window")
 	fs.StringVar(&f.snapshotWhen, "snapshot-when", "", "instead of a trace window, a flight-recorder snapshot: 'end', or when a condition first holds, e.g. 'p99>500ms' or 'p99>500ms, not_sent>0' (metrics below)")
@@ -62,10 +64,12 @@ func runRun(ctx context.Context, s *stdio, args []string) error {
 	fs.StringVar(&f.cmdLog, "cmd-log", "", "file for the started target's stdout and stderr (default: discarded)")
 	fs.DurationVar(&f.readyTimeout, "ready-timeout", collect.DefaultReadyTimeout, "how long to wait for a --cmd target to answer")
 	fs.DurationVar(&f.poll, "poll", collect.DefaultPollEvery, "polling period of the target's metrics")
-	fs.BoolVar(&f.noTUI, "no-tui", false, "plain progress lines and a final summary, even on a terminal")
-	fs.Var(&f.gates, "fail-on", "at the end, exit 4 when a condition holds in any steady phase, e.g. 'p99>250ms, errors>1%, not_sent>0' (metrics: schedscope compare -h)")
+	fs.BoolVar(&f.noTUI, "no-tui", false, "plain progress lines and a final summary, even on a terminal (--repeat always prints plain lines: the dashboard is for a single run)")
+	fs.Var(&f.gates, "fail-on", "at the end, exit 4 when a condition holds in any steady phase (with --repeat, of any run), e.g. 'p99>250ms, errors>1%, not_sent>0' (metrics: schedscope compare -h)")
 	f.maxCapture = target.DefaultMaxCapture
 	fs.Var(&f.maxCapture, "max-capture", "largest trace window or flight-recorder snapshot kept, e.g. 512MiB or 4GiB (1 MiB to 64 GiB); a trace past it is cut there and the manifest says so")
+	fs.IntVar(&f.repeat, "repeat", 1, "make N runs of this configuration, one after another, into one repeat directory (--out) holding run-01 ... run-NN, for 'schedscope compare'; N in [2, 100], 1 is a single run. With --cmd each run starts its own target process; without it the runs share one")
+	fs.DurationVar(&f.repeatPause, "repeat-pause", defaultRepeatPause, "with --repeat: pause between runs, so that what the previous run left queued in the target drains before the next one measures it (0: none)")
 
 	if err := refuseSecretFlag(args, "token", "--token-file PATH or $"+tokenEnv); err != nil {
 		return err
@@ -82,6 +86,9 @@ func runRun(ctx context.Context, s *stdio, args []string) error {
 	}
 	if f.readyTimeout <= 0 || f.readyTimeout > collect.MaxReadyTimeout {
 		return usageErr("--ready-timeout %v: must be in (0, %v]", f.readyTimeout, collect.MaxReadyTimeout)
+	}
+	if err := checkRepeatFlags(fs, f.repeat, f.repeatPause); err != nil {
+		return err
 	}
 	conds, err := f.gates.parse(cond.Run)
 	if err != nil {
@@ -100,12 +107,22 @@ func runRun(ctx context.Context, s *stdio, args []string) error {
 	if cfg.TraceAt, err = parseFraction(f.traceAt); err != nil {
 		return usageErr("--trace-at %q: %v", f.traceAt, err)
 	}
+	dirName, outPrefix := "run directory", "run-"
+	if f.repeat > 1 {
+		dirName, outPrefix = "repeat directory", "repeat-"
+	}
 	if cfg.Out == "" {
-		cfg.Out = "run-" + time.Now().Format("20060102-150405")
+		cfg.Out = outPrefix + time.Now().Format("20060102-150405")
+	}
+	var repeat *repeatPlan
+	if f.repeat > 1 {
+		if repeat, err = newRepeatPlan(cfg, f.repeat, f.repeatPause); err != nil {
+			return err
+		}
 	}
 	if f.cmdLog != "" {
 		if inside(f.cmdLog, cfg.Out) {
-			return usageErr("--cmd-log %s is inside the run directory %s, which must start empty: put the log elsewhere", f.cmdLog, cfg.Out)
+			return usageErr("--cmd-log %s is inside the %s %s, which must start empty: put the log elsewhere", f.cmdLog, dirName, cfg.Out)
 		}
 		outs, err := openOutputs(lf.force, output{"--cmd-log", f.cmdLog})
 		if err != nil {
@@ -114,9 +131,13 @@ func runRun(ctx context.Context, s *stdio, args []string) error {
 		defer outs[0].close()
 		cfg.CommandLog = outs[0]
 	}
-	if f.noTUI || !tui.IsTerminal(s.out) {
+	switch {
+	case repeat != nil:
+		repeat.cfg.CommandLog = cfg.CommandLog
+		err = repeat.run(ctx, s)
+	case f.noTUI || !tui.IsTerminal(s.out):
 		err = runPlain(ctx, s, cfg)
-	} else {
+	default:
 		err = runWithDashboard(ctx, s, cfg)
 	}
 	if err != nil || len(conds) == 0 {
@@ -142,14 +163,7 @@ func parseFraction(s string) (float64, error) {
 
 // runPlain prints a progress line about every second and the summary at the end.
 func runPlain(ctx context.Context, s *stdio, cfg collect.Config) error {
-	var last time.Duration = -time.Hour
-	cfg.Live = func(l collect.Live) {
-		if l.At-last < time.Second && !l.Load.Done {
-			return
-		}
-		last = l.At
-		fmt.Fprintln(s.out, liveLine(l))
-	}
+	cfg.Live = plainProgress(s.out, "")
 	r, err := collect.NewRunner(cfg)
 	if err != nil {
 		return usageErr("%v", err)
@@ -220,6 +234,20 @@ func runExit(out *collect.Outcome, cut bool, err error) error {
 		return withCode(130, fmt.Errorf("interrupted while deriving the analysis: %s holds the whole run%s", out.Dir, finish))
 	}
 	return nil
+}
+
+// plainProgress returns a collect.Config.Live that prints a progress line
+// (liveLine, led by prefix) about every second, and the last one. Like
+// Live, it is not safe for concurrent calls.
+func plainProgress(w io.Writer, prefix string) func(collect.Live) {
+	last := -time.Hour
+	return func(l collect.Live) {
+		if l.At-last < time.Second && !l.Load.Done {
+			return
+		}
+		last = l.At
+		fmt.Fprintln(w, prefix+liveLine(l))
+	}
 }
 
 // liveLine is a plain progress line: the load's, then the target's figures.

@@ -92,3 +92,24 @@ func (r *Repeat) RunDirs(dir string) []string {
 	}
 	return out
 }
+
+// CheckNewRepeatDir returns nil when `schedscope run --repeat` may make a
+// repeat directory at dir: nothing is there, or an empty directory.
+// Otherwise its error says what dir is (a run, sweep or repeat directory,
+// or one holding other files), as CheckNewRunDir's does, so a repeat never
+// writes into a directory of another kind nor over an earlier repeat.
+func CheckNewRepeatDir(dir string) error {
+	kind, err := DirKindOf(dir)
+	if err != nil {
+		return fmt.Errorf("repeat directory %s: %w", dir, err)
+	}
+	switch kind {
+	case DirAbsent, DirEmpty:
+		return nil
+	case DirOther:
+		return fmt.Errorf("repeat directory %s: exists and holds other files (%s): choose a new or empty directory", dir, SomeEntries(dir))
+	case NotDir:
+		return fmt.Errorf("repeat directory %s: exists and is not a directory", dir)
+	}
+	return fmt.Errorf("repeat directory %s: exists and is %s: choose a new or empty directory", dir, kind)
+}
