@@ -3,6 +3,7 @@ package figures
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 
 	"github.com/schedscope/schedscope/analyze"
 	"github.com/schedscope/schedscope/internal/cond"
@@ -64,6 +65,7 @@ func readRepeat(ctx context.Context, dir string) ([]*Set, error) {
 		if err != nil {
 			return nil, err
 		}
+		s.Label = filepath.Base(filepath.Clean(dir)) // the side's name is the repeat's
 		out = append(out, s)
 	}
 	if r.Status != rundir.StatusComplete {

@@ -1,4 +1,4 @@
-// Package rundir owns the formats of schedscope's two kinds of directory,
+// Package rundir owns the formats of schedscope's three kinds of directory,
 // the one contract between the floor that measures and the floor that
 // explains:
 //
@@ -14,6 +14,9 @@
 //     which package derive makes from the others alone.
 //   - A sweep directory (`schedscope sweep`): sweep.json (SweepPlan) and
 //     steps/*.json (one SweepStep per finished step).
+//   - A repeat directory (`schedscope run --repeat N`): repeat.json
+//     (Repeat) and run-01 ... run-NN, one run directory each, the samples
+//     of one side of `schedscope compare`.
 //
 // Writers (Create, Open, Writer) write whole files through a rename and
 // append lines with single writes, so a reader never sees half a document
@@ -30,7 +33,7 @@
 // the load generator's verdicts, a sweep's limits): code selects on it,
 // never on the prose.
 //
-// Both directories are meant to be shared: the writers redact every
+// The directories are meant to be shared: the writers redact every
 // secret in what they record of a command line or a target (token flags'
 // values, credential headers, URL and DSN passwords; see
 // Manifest.Redacted, SweepPlan.Redacted and package redact), and the
