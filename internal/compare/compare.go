@@ -346,7 +346,7 @@ func judge(row *Row, opt Options) {
 		}
 	}
 	if row.Tested && !row.Significant && a != b {
-		row.Estimate = estimateRuns(row.A.Values, row.B.Values, max(na, nb))
+		row.Estimate = estimateRuns(row.A.Values, row.B.Values, b-a, max(na, nb))
 	}
 }
 
@@ -375,26 +375,26 @@ func binomial(n, k int) float64 {
 const maxEstimate = 100
 
 // estimateRuns estimates the runs per side a two-sided U test at 0.05
-// needs to detect, with 80 % power, a difference of the observed size
-// against the observed spread: n = 2 (z(0.975) + z(0.8))^2 / d^2 / 0.955,
-// d being the difference of the means over the pooled standard deviation
-// and 0.955 the U test's efficiency against the t test. Only an estimate:
-// it assumes normal figures. 0 when the spread is 0; maxEstimate+1 beyond
-// maxEstimate. It never says fewer than have already not sufficed.
-func estimateRuns(a, b []float64, have int) int {
-	ma, va := meanVar(a)
-	mb, vb := meanVar(b)
+// needs to detect, with 80 % power, a change of the medians by diff against
+// the observed spread: n = 2 (z(0.975) + z(0.8))^2 / d^2 / 0.955, d being
+// diff over the pooled standard deviation and 0.955 the U test's efficiency
+// against the t test. Only an estimate: it assumes normal figures. 0 when
+// the spread is 0; maxEstimate+1 beyond maxEstimate. It never says fewer
+// than have already not sufficed.
+func estimateRuns(a, b []float64, diff float64, have int) int {
+	_, va := meanVar(a)
+	_, vb := meanVar(b)
 	pooled := ((float64(len(a)-1))*va + float64(len(b)-1)*vb) / float64(len(a)+len(b)-2)
 	if pooled <= 0 {
 		return 0
 	}
-	d := math.Abs(ma-mb) / math.Sqrt(pooled)
+	d := math.Abs(diff) / math.Sqrt(pooled)
 	if d == 0 {
 		return maxEstimate + 1
 	}
 	const z = 1.959964 + 0.841621
-	n := int(math.Ceil(2 * z * z / (d * d) / 0.955))
-	return min(max(n, have+1), maxEstimate+1)
+	n := math.Ceil(2 * z * z / (d * d) / 0.955)
+	return int(min(max(n, float64(have+1)), maxEstimate+1))
 }
 
 // meanVar is the mean and the sample variance of xs.

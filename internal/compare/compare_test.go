@@ -93,10 +93,10 @@ func TestNeedAndEstimate(t *testing.T) {
 	// Means 1.12 standard deviations apart: 16.44 / 1.25 = 13.2, so 14.
 	a := []float64{9, 10, 11, 9, 10, 11}
 	b := []float64{10, 11, 12, 10, 11, 12}
-	if n := estimateRuns(a, b, 6); n != 14 {
+	if n := estimateRuns(a, b, 1, 6); n != 14 {
 		t.Errorf("estimateRuns(d=1.12) = %d, want 14", n)
 	}
-	if n := estimateRuns([]float64{1, 1}, []float64{1, 1}, 2); n != 0 {
+	if n := estimateRuns([]float64{1, 1}, []float64{1, 1}, 0, 2); n != 0 {
 		t.Errorf("no spread: %d, want 0", n)
 	}
 }

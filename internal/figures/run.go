@@ -158,8 +158,8 @@ func phaseGroup(i int, ph load.PhaseResult, pf *rundir.PhaseFigures, an *rundir.
 		add(Figure{Key: "threads.peak", Metric: "threads.peak", Label: "threads peak", Unit: cond.Count, Value: pf.PeakThreads})
 	}
 	if pf.OthersKnown {
-		add(Figure{Key: "others_cpu", Label: "other processes' CPU", Unit: cond.Cores, Value: pf.OthersCPUCores, Better: Lower,
-			Note: "cores: the machine's busy CPU less the target's and the generator's"})
+		// The machine's busy CPU less the target's and the generator's.
+		add(Figure{Key: "others_cpu", Label: "others' CPU (cores)", Unit: cond.Cores, Value: pf.OthersCPUCores, Better: Lower})
 	}
 	switch {
 	case an.Trace != nil && inPhase((an.TraceStartS+an.TraceEndS)/2, pf) && an.Trace.Sched.PercentilesNs.P99 > 0:
