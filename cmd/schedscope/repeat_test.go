@@ -172,6 +172,9 @@ func TestRunRepeatFreshTargets(t *testing.T) {
 // Without --cmd the runs share one target process: repeat.json says so,
 // and so does the output, once.
 func TestRunRepeatSharedTarget(t *testing.T) {
+	if testing.Short() {
+		t.Skip("two loopback runs; the fresh-target test covers the repeat in -short")
+	}
 	base := startFixture(t)
 	out := filepath.Join(t.TempDir(), "rep")
 	code, stdout, errOut := runCLI(t, context.Background(), append(repeatRunArgs("--repeat", "2", "--repeat-pause", "0",
@@ -376,6 +379,9 @@ func TestRunRepeatTargetDies(t *testing.T) {
 // --fail-on with --repeat checks every run of the repeat: exit 4 when a
 // condition holds in one of them.
 func TestRunRepeatFailOn(t *testing.T) {
+	if testing.Short() {
+		t.Skip("two loopback runs; the fresh-target test covers the repeat in -short")
+	}
 	base := startFixture(t)
 	out := filepath.Join(t.TempDir(), "rep")
 	code, stdout, errOut := runCLI(t, context.Background(), append(repeatRunArgs("--repeat", "2", "--repeat-pause", "0",
