@@ -134,7 +134,7 @@ func TestComparable(t *testing.T) {
 	}
 	// A run cut short compares as far as it goes, its warning kept.
 	c, err = Compare([]*figures.Set{at100}, []*figures.Set{cut}, Options{})
-	if err != nil || len(c.B.Warnings) != 1 || !strings.Contains(c.B.Warnings[0], "interrupted") {
+	if err != nil || len(c.B.Warnings) != 2 || !strings.Contains(c.B.Warnings[0], "interrupted") || !strings.Contains(c.B.Warnings[1], "cut after 4.0 s") {
 		t.Errorf("interrupted run: %v, warnings %q", err, c.B.Warnings)
 	}
 	sweep := &figures.Set{Path: "s", Kind: figures.KindSweep}

@@ -123,7 +123,7 @@ func TestReadDamaged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(s.Warnings) != 1 || !strings.Contains(s.Warnings[0], "interrupted") || !s.Identity.Partial {
+	if len(s.Warnings) != 2 || !strings.Contains(s.Warnings[0], "interrupted") || !strings.Contains(s.Warnings[1], "phase 1: steady, 100 req/s was cut after 10.0 s") || !s.Identity.Partial {
 		t.Errorf("warnings %q partial %v", s.Warnings, s.Identity.Partial)
 	}
 	if f := s.Group(figures.PhaseKey(0)).Find("p50"); f == nil || f.Value < 0.99e6 || f.Value > 1.01e6 {
