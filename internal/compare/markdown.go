@@ -65,7 +65,7 @@ func WriteReport(c *Comparison, outDir string) ([]string, error) {
 		used[name] = true
 		name += plotSuffix
 		path := filepath.Join(outDir, name)
-		if err := savePlot(path, latencyPlot(g.Key, sides)); err != nil {
+		if err := report.SavePlot(path, latencyPlot(g.Key, sides)); err != nil {
 			return nil, err
 		}
 		plots.latency[g.Key] = name
@@ -73,7 +73,7 @@ func WriteReport(c *Comparison, outDir string) ([]string, error) {
 	}
 	if hasLadder(&c.A) || hasLadder(&c.B) {
 		path := filepath.Join(outDir, ThroughputPlot)
-		if err := savePlot(path, throughputPlot(sides)); err != nil {
+		if err := report.SavePlot(path, throughputPlot(sides)); err != nil {
 			return nil, err
 		}
 		plots.throughput = ThroughputPlot

@@ -1,12 +1,9 @@
 package compare
 
 import (
-	"fmt"
 	"image/color"
 	"math"
-	"os"
 	"slices"
-	"strconv"
 	"strings"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
@@ -14,18 +11,14 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
+
+	"github.com/schedscope/schedscope/internal/report"
 )
 
-// The plots' style is internal/report's (plot.go there): the same size,
-// line widths, legend font and round ticks, so a comparison's plots sit
-// beside a run's or a sweep's without a change of look. The few helpers
-// are repeated here because report keeps them unexported.
-
-// Plot size: about 480 x 300 pixels at the default 96 dpi.
-const (
-	plotWidth  = 5 * vg.Inch
-	plotHeight = 3.1 * vg.Inch
-)
+// The plots' style is internal/report's (plot.go there): the same size
+// (report.SavePlot), line widths, legend font and round ticks
+// (report.NiceTicks), so a comparison's plots sit beside a run's or a
+// sweep's without a change of look.
 
 // sideLine is one side's line in a plot.
 type sideLine struct {
@@ -197,7 +190,7 @@ func throughputPlot(sides []*Side) *plot.Plot {
 	p.Add(diag)
 	p.Legend.Add("offered", diag)
 	addLines(p, lines, true)
-	p.X.Tick.Marker, p.Y.Tick.Marker = niceTicks{}, niceTicks{}
+	p.X.Tick.Marker, p.Y.Tick.Marker = report.NiceTicks{}, report.NiceTicks{}
 	// The lines rise from the bottom left and flatten at the top right:
 	// the bottom right is free for the legend.
 	p.Legend.Top, p.Legend.Left = false, false
@@ -233,60 +226,10 @@ func addLines(p *plot.Plot, lines []sideLine, marks bool) {
 		}
 		p.Legend.Add(s.name, thumbs...)
 	}
-	p.Y.Tick.Marker = niceTicks{}
+	p.Y.Tick.Marker = report.NiceTicks{}
 	p.Legend.Top, p.Legend.Left = true, true
 	p.Legend.XOffs = vg.Points(6)
 	p.Legend.TextStyle.Font.Size = vg.Points(8)
 	p.Add(plotter.NewGrid())
 	p.Title.TextStyle.Font.Size = vg.Points(11)
-}
-
-// niceTicks labels a linear axis with about five round values (1, 2 or 5
-// times a power of ten), printed without trailing zeros.
-type niceTicks struct{}
-
-// Ticks implements plot.Ticker.
-func (niceTicks) Ticks(lo, hi float64) []plot.Tick {
-	if !(hi > lo) || math.IsInf(hi-lo, 0) {
-		return plot.DefaultTicks{}.Ticks(lo, hi)
-	}
-	raw := (hi - lo) / 5
-	mag := math.Pow(10, math.Floor(math.Log10(raw)))
-	step := mag
-	for _, m := range []float64{1, 2, 5, 10} {
-		if m*mag >= raw {
-			step = m * mag
-			break
-		}
-	}
-	var ts []plot.Tick
-	for v := math.Ceil(lo/step) * step; v <= hi+step*1e-9; v += step {
-		if math.Abs(v) < step*1e-9 {
-			v = 0
-		}
-		ts = append(ts, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', -1, 64)})
-	}
-	return ts
-}
-
-var _ plot.Ticker = niceTicks{}
-
-// savePlot writes p as a PNG to path.
-func savePlot(path string, p *plot.Plot) error {
-	wt, err := p.WriterTo(plotWidth, plotHeight, "png")
-	if err != nil {
-		return fmt.Errorf("plot %s: %w", path, err)
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("plot: %w", err)
-	}
-	_, werr := wt.WriteTo(f)
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr != nil {
-		return fmt.Errorf("plot %s: %w", path, werr)
-	}
-	return nil
 }

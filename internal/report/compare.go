@@ -58,10 +58,10 @@ func WriteComparison(dirs []string, outDir string) (*Comparison, error) {
 		return nil, fmt.Errorf("report directory: %w", err)
 	}
 	tp, pp := filepath.Join(outDir, ThroughputPlot), filepath.Join(outDir, P99Plot)
-	if err := savePlot(tp, throughputPlot(lines)); err != nil {
+	if err := SavePlot(tp, throughputPlot(lines)); err != nil {
 		return nil, err
 	}
-	if err := savePlot(pp, p99Plot(lines)); err != nil {
+	if err := SavePlot(pp, p99Plot(lines)); err != nil {
 		return nil, err
 	}
 	md := filepath.Join(outDir, ReportFile)

@@ -134,8 +134,8 @@ func addLines(p *plot.Plot, lines []series) {
 		p.Add(l, pts)
 		p.Legend.Add(s.name, l, pts)
 	}
-	p.X.Tick.Marker = niceTicks{}
-	p.Y.Tick.Marker = niceTicks{}
+	p.X.Tick.Marker = NiceTicks{}
+	p.Y.Tick.Marker = NiceTicks{}
 	p.Legend.Top = true
 	p.Legend.Left = true
 	p.Legend.XOffs = vg.Points(6)
@@ -144,12 +144,12 @@ func addLines(p *plot.Plot, lines []series) {
 	p.Title.TextStyle.Font.Size = vg.Points(11)
 }
 
-// niceTicks labels a linear axis with about five round values (1, 2 or 5
+// NiceTicks labels a linear axis with about five round values (1, 2 or 5
 // times a power of ten), printed without trailing zeros.
-type niceTicks struct{}
+type NiceTicks struct{}
 
 // Ticks implements plot.Ticker.
-func (niceTicks) Ticks(lo, hi float64) []plot.Tick {
+func (NiceTicks) Ticks(lo, hi float64) []plot.Tick {
 	if !(hi > lo) || math.IsInf(hi-lo, 0) {
 		return plot.DefaultTicks{}.Ticks(lo, hi)
 	}
@@ -172,10 +172,10 @@ func (niceTicks) Ticks(lo, hi float64) []plot.Tick {
 	return ts
 }
 
-var _ plot.Ticker = niceTicks{}
+var _ plot.Ticker = NiceTicks{}
 
-// savePlot writes p as a PNG to path.
-func savePlot(path string, p *plot.Plot) error {
+// SavePlot writes p as a PNG of the reports' size to path.
+func SavePlot(path string, p *plot.Plot) error {
 	wt, err := p.WriterTo(plotWidth, plotHeight, "png")
 	if err != nil {
 		return fmt.Errorf("plot %s: %w", path, err)

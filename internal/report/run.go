@@ -80,10 +80,10 @@ func WriteRun(dir, outDir string) (*RunReport, error) {
 	var lat, gor string
 	if len(r.Points) > 0 {
 		lat, gor = LatencyPlot, GoroutinesPlot
-		if err := savePlot(filepath.Join(outDir, lat), latencyOverTime(r.Points)); err != nil {
+		if err := SavePlot(filepath.Join(outDir, lat), latencyOverTime(r.Points)); err != nil {
 			return nil, err
 		}
-		if err := savePlot(filepath.Join(outDir, gor), goroutinesOverTime(r.Points)); err != nil {
+		if err := SavePlot(filepath.Join(outDir, gor), goroutinesOverTime(r.Points)); err != nil {
 			return nil, err
 		}
 	}

@@ -124,11 +124,11 @@ func WriteSweep(dir, outDir string) (*SweepReport, error) {
 		return nil, fmt.Errorf("report directory: %w", err)
 	}
 	tp := filepath.Join(outDir, ThroughputPlot)
-	if err := savePlot(tp, throughputPlot(sweepLines(r))); err != nil {
+	if err := SavePlot(tp, throughputPlot(sweepLines(r))); err != nil {
 		return nil, err
 	}
 	pp := filepath.Join(outDir, P99Plot)
-	if err := savePlot(pp, p99Plot(sweepLines(r))); err != nil {
+	if err := SavePlot(pp, p99Plot(sweepLines(r))); err != nil {
 		return nil, err
 	}
 	md := filepath.Join(outDir, ReportFile)

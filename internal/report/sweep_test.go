@@ -189,7 +189,7 @@ func TestNiceTicks(t *testing.T) {
 	}
 	for _, tt := range tests {
 		var labels []string
-		for _, tk := range (niceTicks{}).Ticks(tt.lo, tt.hi) {
+		for _, tk := range (NiceTicks{}).Ticks(tt.lo, tt.hi) {
 			labels = append(labels, tk.Label)
 		}
 		if got := strings.Join(labels, " "); got != tt.want {
