@@ -147,6 +147,16 @@ func TestGateSweepAndCompareTraces(t *testing.T) {
 	if code, _, errOut := runCLI(t, context.Background(), "analyze", "--fail-on", "p99>1ms", sweepDir); code != 4 || !strings.Contains(errOut, "p99 = 11.1ms > 1ms") {
 		t.Errorf("the p99 at the knee, 11.1 ms: exit %d %q", code, errOut)
 	}
+	// Conditions are refused before anything runs, in the context of the command.
+	for _, args := range [][]string{
+		{"sweep", "--fail-on", "not_sent>0", "--fixture", "sleep", "--gomaxprocs", "1", "--rates", "10"},
+		{"run", "--fail-on", "knee<10", "--rate", "10", "http://127.0.0.1:1/"},
+	} {
+		code, _, errOut := runCLI(t, context.Background(), args...)
+		if code != 2 || !strings.Contains(errOut, "--fail-on: condition") || strings.Count(errOut, "\n") != 1 {
+			t.Errorf("%v: exit %d, stderr %q; want a usage error", args, code, errOut)
+		}
+	}
 	code, out, errOut := runCLI(t, context.Background(), "compare", "--fail-on", "pinned.locked>0", cgoTrace, filepath.Join(filepath.Dir(cgoTrace), "locked.trace"))
 	if code != 4 || !strings.Contains(out, "new (n=1, untested)") || !strings.Contains(errOut, "pinned.locked = 21 > 0") {
 		t.Errorf("traces: exit %d, stderr %q\n%s", code, errOut, out)
