@@ -202,8 +202,8 @@ func TestClosedModelCeilingVerdict(t *testing.T) {
 		if r := v.Numbers["ratio"]; r < 0.75 || r > 1.1 {
 			t.Errorf("throughput / ceiling = %.2f, want about 1: a closed model measures its users", r)
 		}
-		if !strings.Contains(v.Message, "not by the target's capacity") {
-			t.Errorf("message %q should say the users, not the target, were the limit", v.Message)
+		if !strings.Contains(v.Message, "what these users got") {
+			t.Errorf("message %q should say the users set the figure", v.Message)
 		}
 	})
 }

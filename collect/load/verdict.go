@@ -119,9 +119,14 @@ func judge(p *PhaseResult, model string, think float64, inflightCap int, cpuIsOu
 		if ceiling > 0 && !math.IsInf(ceiling, 1) {
 			ratio = thr / ceiling
 		}
+		// What one closed phase shows, and no more: its users got this much at
+		// this latency. Whether the latency is the target's own work or a wait
+		// at its ceiling (a pool at its size) needs the target's polls
+		// (schedscope run names a full pool) or an open-model ladder.
 		msg := fmt.Sprintf("throughput cannot exceed users / (latency + think) = %d / (%.2f ms + %.0f ms) = %.0f req/s; measured %.0f req/s (%.0f %% of it). "+
-			"A closed model offers only what its users allow: this figure is set by the users and the latency, "+
-			"not by the target's capacity (use --rate to find that)",
+			"A closed model offers only what its users allow: this figure is what these users got at this latency. "+
+			"One closed phase cannot tell whether that latency is the target's own work or a wait at its ceiling "+
+			"(schedscope run polls the target's pools; --rate finds its capacity)",
 			p.Users, p.Latency.Mean, think*1000, ceiling, thr, 100*ratio)
 		vs = append(vs, Verdict{Kind: ClosedCeiling, Message: msg, Numbers: map[string]float64{
 			"users": float64(p.Users), "mean_latency_ms": p.Latency.Mean, "think_ms": think * 1000,

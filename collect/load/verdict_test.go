@@ -95,4 +95,10 @@ func TestClosedCeilingNumbers(t *testing.T) {
 	if c := v.Numbers["ceiling_per_s"]; c < 32 || c > 33.5 {
 		t.Errorf("10 users / (203.7 ms + 100 ms think): ceiling %.1f, want about 32.9", c)
 	}
+	// One closed phase cannot tell a latency that is the target's own work
+	// from one that is a wait at its ceiling (issue 15: the verdict said "not
+	// by the target's capacity" for a target held at its pool's size).
+	if strings.Contains(v.Message, "not by the target's capacity") || !strings.Contains(v.Message, "cannot tell") {
+		t.Errorf("closed-model verdict claims more than one closed phase shows: %s", v.Message)
+	}
 }

@@ -298,6 +298,9 @@ func findings(phases []rundir.PhaseFigures, profiles []rundir.ProfileSummary, re
 	var out []rundir.Finding
 	generatorCeiling := map[string]bool{}
 	for _, f := range phases {
+		if fd, ok := closedPoolCeiling(f, res); ok {
+			out = append(out, fd)
+		}
 		if c := f.Ceiling; c != nil {
 			title := fmt.Sprintf("%s: the ceiling was %s", f.Name, ceilingWhat(c.What))
 			if c.Pool != "" {
@@ -343,6 +346,46 @@ func findings(phases []rundir.PhaseFigures, profiles []rundir.ProfileSummary, re
 		}
 	}
 	return out
+}
+
+// closedPoolCeiling names the ceiling of a closed-model phase when the polls
+// show one: a bounded pool at its size (in use == size) in at least
+// SaturatedShareLimit of them, the innermost (shortest hold) if several. Its
+// users then queued for the pool, and 2xx/s is the pool's size / hold
+// (Little's law), not users / (latency + think) with the latency the
+// target's own. Without such a pool it says nothing: the closed-model verdict
+// already says the users set the figure.
+func closedPoolCeiling(f rundir.PhaseFigures, res *load.Result) (rundir.Finding, bool) {
+	if res == nil || res.Model != "closed" {
+		return rundir.Finding{}, false
+	}
+	i := slices.IndexFunc(res.Phases, func(ph load.PhaseResult) bool { return ph.Name == f.Name })
+	if i < 0 || res.Phases[i].Users == 0 {
+		return rundir.Finding{}, false
+	}
+	users := res.Phases[i].Users
+	var best *rundir.PoolFigures
+	for j := range f.Pools {
+		p := &f.Pools[j]
+		if p.Size > 0 && p.SaturatedShare >= SaturatedShareLimit && (best == nil || holdOrInf(p) < holdOrInf(best)) {
+			best = p
+		}
+	}
+	if best == nil {
+		return rundir.Finding{}, false
+	}
+	detail := fmt.Sprintf("pool %s (%s) was at its size (%d/%d in use) in %.0f%% of the polls while %d users (think %s) drove 2xx/s %.0f: "+
+		"the users queued for the pool, so the target's pool, not the users, set the figure",
+		best.Name, best.Kind, best.MaxInUse, best.Size, 100*best.SaturatedShare, users,
+		time.Duration(res.ThinkMS*float64(time.Millisecond)), f.AchievedPerS)
+	n := map[string]float64{"users": float64(users), "achieved_per_s": f.AchievedPerS, "size": float64(best.Size),
+		"saturated_share": best.SaturatedShare}
+	if best.CapacityPerS > 0 {
+		detail += fmt.Sprintf("; Little's law: %d / %.1f ms = %.0f req/s (hold from %s); the measured 2xx/s is %.0f %% of it",
+			best.Size, best.MeanHoldMS, best.CapacityPerS, best.HoldFrom, 100*f.AchievedPerS/best.CapacityPerS)
+		n["capacity_per_s"], n["mean_hold_ms"] = best.CapacityPerS, best.MeanHoldMS
+	}
+	return rundir.Finding{Kind: rundir.KindCeiling, Title: fmt.Sprintf("%s: the ceiling was pool %s", f.Name, best.Name), Detail: detail, Numbers: n}, true
 }
 
 // ceilingWhat says a ceiling's kind in words.

@@ -76,3 +76,30 @@ func TestCleanRun(t *testing.T) {
 		t.Errorf("cleanRun = %v, want %v", got, want)
 	}
 }
+
+// TestClosedPhaseNamesPoolCeiling: a closed-model phase whose pool was polled
+// at its size names the pool as the ceiling, with Little's law; one whose
+// pools had room names none (the users set its figure).
+func TestClosedPhaseNamesPoolCeiling(t *testing.T) {
+	res := &load.Result{Model: "closed", Users: 32, Phases: []load.PhaseResult{{Name: "steady", Users: 32}}}
+	full := rundir.PhaseFigures{Name: "steady", AchievedPerS: 158, Pools: []rundir.PoolFigures{
+		{Name: "workers", Kind: "goroutines", Size: 16, MaxInUse: 16, MeanInUse: 15.9, SaturatedShare: 0.96, MeanHoldMS: 100, HoldFrom: rundir.HoldFromPool, CapacityPerS: 160},
+	}}
+	fs := findings([]rundir.PhaseFigures{full}, nil, res, nil)
+	i := slices.IndexFunc(fs, func(f rundir.Finding) bool { return f.Kind == rundir.KindCeiling })
+	if i < 0 {
+		t.Fatalf("no ceiling finding for a closed phase at its pool's size: %+v", fs)
+	}
+	if c := fs[i]; c.Title != "steady: the ceiling was pool workers" || !strings.Contains(c.Detail, "Little's law: 16 / 100.0 ms = 160 req/s") ||
+		!strings.Contains(c.Detail, "32 users") || c.Numbers["capacity_per_s"] != 160 {
+		t.Errorf("ceiling finding %q: %q %v", c.Title, c.Detail, c.Numbers)
+	}
+
+	roomy := full
+	roomy.Pools = []rundir.PoolFigures{{Name: "workers", Size: 16, MaxInUse: 9, SaturatedShare: 0.1, MeanHoldMS: 100, CapacityPerS: 160}}
+	for _, f := range findings([]rundir.PhaseFigures{roomy}, nil, res, nil) {
+		if f.Kind == rundir.KindCeiling {
+			t.Errorf("a closed phase whose pool had room got a ceiling: %+v", f)
+		}
+	}
+}

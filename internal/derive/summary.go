@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/schedscope/schedscope/analyze"
 	"github.com/schedscope/schedscope/collect/load"
@@ -71,7 +72,7 @@ func writeSummary(w io.Writer, m *rundir.Manifest, res *load.Result, an *rundir.
 	if an != nil && len(an.Phases) > 0 {
 		p("== target during the steady phases (metrics.jsonl)\n")
 		tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "phase\toffered/s\t2xx/s during\tCPU us/req\tcores\tpeak goroutines\tpeak threads\tsched p99 (sampled)\t")
+		fmt.Fprintln(tw, "phase\toffered\t2xx/s during\tCPU us/req\tcores\tpeak goroutines\tpeak threads\tsched p99 (sampled)\t")
 		for _, f := range an.Phases {
 			cpuSrc := ""
 			if f.CPUUSPerReq > 0 && !f.CPUFromProc {
@@ -81,8 +82,8 @@ func writeSummary(w io.Writer, m *rundir.Manifest, res *load.Result, an *rundir.
 			if f.SchedLatencyP99MS > 0 {
 				sched = fmt.Sprintf("%.2f ms", f.SchedLatencyP99MS)
 			}
-			fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%.0f%s\t%.2f\t%.0f at %.0fs\t%.0f at %.0fs\t%s\t\n",
-				f.Name, f.OfferedRate, f.AchievedPerS, f.CPUUSPerReq, cpuSrc, f.CPUCores,
+			fmt.Fprintf(tw, "%s\t%s\t%.0f\t%.0f%s\t%.2f\t%.0f at %.0fs\t%.0f at %.0fs\t%s\t\n",
+				f.Name, offered(f, res), f.AchievedPerS, f.CPUUSPerReq, cpuSrc, f.CPUCores,
 				f.PeakGoroutines, f.PeakGoroutinesAtS, f.PeakThreads, f.PeakThreadsAtS, sched)
 		}
 		tw.Flush()
@@ -171,4 +172,18 @@ func writeSummary(w io.Writer, m *rundir.Manifest, res *load.Result, an *rundir.
 		}
 		p("%-18s %9d  %s\n", f.Name, f.Bytes, f.What)
 	}
+}
+
+// offered says what a steady phase offered the target: its rate (open
+// model), or its users and think time (closed model, whose offered rate is
+// whatever the users' responses allow).
+func offered(f rundir.PhaseFigures, res *load.Result) string {
+	if res != nil && res.Model == "closed" {
+		for _, ph := range res.Phases {
+			if ph.Name == f.Name && ph.Users > 0 {
+				return fmt.Sprintf("%d users, think %s", ph.Users, time.Duration(res.ThinkMS*float64(time.Millisecond)))
+			}
+		}
+	}
+	return fmt.Sprintf("%.0f/s", f.OfferedRate)
 }

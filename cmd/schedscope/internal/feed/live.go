@@ -101,7 +101,11 @@ func RunSummary(out *collect.Outcome, d *derive.Derived) *tui.Summary {
 	s.Table.Header = []string{"phase", "offered/s", "2xx/s", "p50", "p99", "not sent", "errors"}
 	if res := out.Result; res != nil {
 		for _, ph := range res.Phases {
-			s.Table.Rows = append(s.Table.Rows, []string{ph.Name, fmt.Sprintf("%.0f", ph.OfferedRate), fmt.Sprintf("%.0f", ph.OKPerS),
+			offered := fmt.Sprintf("%.0f", ph.OfferedRate)
+			if ph.Users > 0 {
+				offered = fmt.Sprintf("%d users", ph.Users) // closed model: no offered rate
+			}
+			s.Table.Rows = append(s.Table.Rows, []string{ph.Name, offered, fmt.Sprintf("%.0f", ph.OKPerS),
 				fmt.Sprintf("%.1f ms", ph.Latency.P50), fmt.Sprintf("%.1f ms", ph.Latency.P99), fmt.Sprint(ph.NotSent), fmt.Sprint(ph.Errors.Total())})
 		}
 	}
