@@ -11,12 +11,13 @@ const (
 )
 
 // hist is a log-linear histogram of non-negative durations in nanoseconds,
-// with exact count, sum and max. Its zero value is empty and ready; the
+// with exact count, sum, min and max. Its zero value is empty and ready; the
 // counts slice is allocated on the first Add. Not safe for concurrent use.
 type hist struct {
 	counts []uint32 // histBuckets entries once used
 	n      int64
 	sum    int64
+	min    int64 // valid when n > 0
 	max    int64
 }
 
@@ -50,6 +51,9 @@ func (h *hist) Add(v int64) {
 		h.counts = make([]uint32, histBuckets)
 	}
 	h.counts[histIndex(v)]++
+	if h.n == 0 || v < h.min {
+		h.min = v
+	}
 	h.n++
 	h.sum += v
 	if v > h.max {
@@ -68,13 +72,18 @@ func (h *hist) Merge(o *hist) {
 	for i, c := range o.counts {
 		h.counts[i] += c
 	}
+	if h.n == 0 || o.min < h.min {
+		h.min = o.min
+	}
 	h.n += o.n
 	h.sum += o.sum
 	h.max = max(h.max, o.max)
 }
 
 // Quantile returns the q-quantile (0 < q <= 1): the middle of the bucket
-// that holds it, never above the exact max.
+// that holds it, clamped to the exact min and max. A bucket is up to 1/histSub
+// of its value wide, so without the clamp samples all in one bucket read as
+// its middle: 50 ms sleeps that lasted 50.05 ms read 49.8 ms (issue 15).
 func (h *hist) Quantile(q float64) int64 {
 	if h.n == 0 {
 		return 0
@@ -90,7 +99,7 @@ func (h *hist) Quantile(q float64) int64 {
 			if hi <= lo { // the top bucket: its bound overflows
 				return h.max
 			}
-			return min(lo+(hi-lo-1)/2, h.max)
+			return min(max(lo+(hi-lo-1)/2, h.min), h.max)
 		}
 	}
 	return h.max

@@ -148,7 +148,10 @@ type SleepSite struct {
 	Line  int64  `json:"line"`
 	Count int64  `json:"count"`
 	// Blocked is the time from blocking in sleep to the timer waking the
-	// goroutine (Waiting -> Runnable).
+	// goroutine (Waiting -> Runnable). It starts when the goroutine parks, a
+	// few µs after time.Sleep computed its deadline, so one sleep's can be
+	// that much under the request; its percentiles, like every
+	// Distribution's, are within 1/32 and clamped to the exact min and max.
 	Blocked Distribution `json:"blocked"`
 	// PostWake is the time from the wake-up to running again
 	// (Runnable -> Running).

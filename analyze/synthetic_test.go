@@ -1,6 +1,7 @@
 package analyze
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -455,5 +456,37 @@ func TestLockedByHandoff(t *testing.T) {
 				t.Errorf("%s: goroutine 3 reported locked: %+v", name, l)
 			}
 		}
+	}
+}
+
+// TestSleepBlockedNotBelowRequested: 50 ms sleeps whose timers fire 50 µs
+// late never read as shorter than requested (issue 15: the histogram's bucket
+// midpoint printed "blocked p50 49.8ms" for them).
+func TestSleepBlockedNotBelowRequested(t *testing.T) {
+	us := trace.Time(time.Microsecond)
+	s := &synth{t: t}
+	s.sync(1)
+	s.g(2, 1, 6, nx, rbl, "", stk("main.sleeper"))
+	s.g(3, 1, 6, rbl, run, "", trace.NoStack)
+	at := trace.Time(10)
+	for range 5 {
+		s.log(at, 1, 6, SleepLogCategory, "50000000")
+		s.g(at+1, 1, 6, run, wt, "sleep", stk("time.Sleep", "main.sleeper"))
+		s.g(at+1+50050*us, 2, 6, wt, rbl, "", trace.NoStack)
+		s.g(at+1+50060*us, 2, 6, rbl, run, "", trace.NoStack)
+		at += 60000 * us
+	}
+	s.sync(at)
+	r := s.report(Options{})
+	ss := r.Sleep.Sites[0]
+	if p := ss.Blocked.PercentilesNs; p.P50 < ss.RequestedNs || p.P99 < ss.RequestedNs {
+		t.Errorf("blocked p50 %d p99 %d ns, below the requested %d ns the sleeps all exceeded", p.P50, p.P99, ss.RequestedNs)
+	}
+	var b strings.Builder
+	if err := WriteText(&b, r, 10); err != nil {
+		t.Fatal(err)
+	}
+	if txt := b.String(); strings.Contains(txt, "49.8ms") || !strings.Contains(txt, "50.0ms") {
+		t.Errorf("sleep section reads shorter than requested:\n%s", txt)
 	}
 }
