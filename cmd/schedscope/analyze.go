@@ -37,7 +37,7 @@ func runAnalyze(ctx context.Context, s *stdio, args []string) error {
 	top := fs.Int("top", 10, "rows per table in the text report (1 to 10000)")
 	progress := fs.Bool("progress", false, "print progress on stderr")
 	browse := fs.Bool("tui", false, "browse the analysis in a terminal UI (needs a trace file or run directory, and a terminal)")
-	rederive := fs.Bool("rederive", false, "with a run directory: derive analysis.json and summary.txt again from its files alone (the same bytes `schedscope run` wrote) and print the summary (--json: analysis.json)")
+	rederive := fs.Bool("rederive", false, "with a run directory: derive analysis.json and summary.txt again from its files alone (the same bytes schedscope run wrote) and print the summary (--json: analysis.json)")
 	var gates gateFlag
 	fs.Var(&gates, "fail-on", "exit 4 when a condition holds, e.g. 'pinned>0' or 'sched.p99>5ms, lost.pct>0'; on a run directory also 'p99>250ms, errors>1%' (repeatable; metrics below)")
 	if err := parseFlags(fs, args); err != nil {

@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"net/http"
+	"runtime"
 	"time"
 
 	"github.com/schedscope/schedscope/collect/agent"
@@ -25,7 +27,10 @@ func runFixture(ctx context.Context, s *stdio, args []string) error {
 	fs := newFlags("fixture", "fixture [flags]   |   fixture downstream [--addr A] [--delay D]", s.out)
 	model := fs.String("model", string(cfg.Model), "concurrency model: goroutine, pool, threads or bulkhead")
 	fs.StringVar(&cfg.Addr, "addr", cfg.Addr, "listen address (port 0 picks a free port)")
-	fs.IntVar(&cfg.Workers, "workers", cfg.Workers, "workers (pool, threads) or permits (bulkhead); default max(8 x GOMAXPROCS, 200)")
+	// The default depends on GOMAXPROCS: the usage states it once, as the
+	// rule and its value here, and the flag's own default (0) prints nothing.
+	workersFlag := fs.Int("workers", 0, fmt.Sprintf("workers (pool, threads) or permits (bulkhead) (default max(8 x GOMAXPROCS, 200): %d at GOMAXPROCS %d)",
+		cfg.Workers, runtime.GOMAXPROCS(0)))
 	fs.IntVar(&cfg.QueueSize, "queue", cfg.QueueSize, "worker queue capacity (pool, threads); a request finding it full gets 503")
 	fs.DurationVar(&cfg.BulkheadWait, "bulkhead-wait", cfg.BulkheadWait, "bulkhead: longest wait for a permit before 503")
 	fs.DurationVar(&cfg.FanoutDeadline, "fanout-deadline", cfg.FanoutDeadline, "fanout: one deadline over both downstream calls (504 when it expires)")
@@ -66,6 +71,11 @@ func runFixture(ctx context.Context, s *stdio, args []string) error {
 		return usageErr("--model: %v", err)
 	}
 	cfg.Model = m
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "workers" {
+			cfg.Workers = *workersFlag // given, 0 included, which Validate refuses
+		}
+	})
 	if err := cfg.Validate(); err != nil {
 		return usageErr("%v", err)
 	}

@@ -102,7 +102,7 @@ func newLoadFlagSet(out io.Writer) (*flag.FlagSet, *loadFlags) {
 	fs.StringVar(&f.hdrLog, "hdr-log", "", "write an HdrHistogram interval log (ns) to FILE")
 	fs.BoolVar(&f.force, "force", false, "overwrite output files that exist (--json, --hdr-log; run's --cmd-log)")
 	fs.BoolVar(&f.cfg.InsecureTLS, "insecure", false, "https: do not verify the target's certificate")
-	fs.StringVar(&f.client, "client", string(load.Lean), "HTTP client: lean (default) or net/http")
+	fs.StringVar(&f.client, "client", string(load.Lean), "HTTP client: lean or net/http")
 	fs.StringVar(&f.progress, "progress", "auto", "live one-line progress on stderr: auto (when a terminal), on, off")
 	fs.IntVar(&f.procs, "procs", 0, "GOMAXPROCS of the generator (0: Go's default, at most 1024); see bench/README.md for 1 vs 2 on a 2-core machine")
 	fs.StringVar(&f.engine, "engine", "auto", "how requests are sent: auto (an event loop on Linux for plain HTTP with the lean client) or goroutines (one per connection or user)")

@@ -55,7 +55,7 @@ func runRun(ctx context.Context, s *stdio, args []string) error {
 	fs.StringVar(&f.agent, "agent", "", "base URL of schedscope's agent in the target (default: look for /debug/schedscope/, then /debug/pprof/, on the target's host)")
 	fs.StringVar(&f.pprof, "pprof", "", "base URL of net/http/pprof, for a target without the agent (fewer figures)")
 	f.token = addTokenFile(fs, "token-file", "sent to the agent or pprof")
-	fs.StringVar(&f.out, "out", "", "run directory to create (default run-YYYYMMDD-HHMMSS); with --repeat, the repeat directory (default repeat-YYYYMMDD-HHMMSS)")
+	fs.StringVar(&f.out, "out", "", "run directory to create (default run-YYYYMMDD-HHMMSS, or with --repeat the repeat directory repeat-YYYYMMDD-HHMMSS)")
 	fs.StringVar(&f.traceAt, "trace-at", "50%", "where the trace window's middle falls in the last steady phase")
 	fs.DurationVar(&f.traceWindow, "trace-window", collect.DefaultTraceWindow, "length of the trace window")
 	fs.StringVar(&f.snapshotWhen, "snapshot-when", "", "instead of a trace window, a flight-recorder snapshot: 'end', or when a condition first holds, e.g. 'p99>500ms' or 'p99>500ms, not_sent>0' (metrics below)")
