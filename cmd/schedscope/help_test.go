@@ -53,3 +53,12 @@ func TestHelpTexts(t *testing.T) {
 		}
 	}
 }
+
+func TestSleepProbeFlag(t *testing.T) {
+	for _, v := range []string{"5", "0:1ms", "5:1ns", "5:11s", "x:1ms", "5:soon"} {
+		code, _, errOut := runCLI(t, context.Background(), "run", "--sleep-probe", v, "--rate", "1", "http://127.0.0.1:1/")
+		if code != 2 || !strings.Contains(errOut, "--sleep-probe") {
+			t.Errorf("--sleep-probe %s: exit %d, %q; want 2 naming the flag", v, code, errOut)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/schedscope/schedscope/cmd/schedscope/internal/feed"
+	"github.com/schedscope/schedscope/collect/agent"
 	"github.com/schedscope/schedscope/collect/load"
 	"github.com/schedscope/schedscope/internal/collect"
 	"github.com/schedscope/schedscope/internal/cond"
@@ -20,7 +21,7 @@ import (
 	"github.com/schedscope/schedscope/internal/tui"
 )
 
-const runSynopsis = "run [load flags] [--agent URL | --pprof URL] [--out DIR] [--trace-at 50%] [--trace-window 5s] [--snapshot-when end|COND] [--pid N | --cmd 'COMMAND'] [--no-tui] [--repeat N [--repeat-pause 2s]] URL"
+const runSynopsis = "run [load flags] [--agent URL | --pprof URL] [--out DIR] [--trace-at 50%] [--trace-window 5s] [--snapshot-when end|COND] [--pid N | --cmd 'COMMAND'] [--no-tui] [--repeat N [--repeat-pause 2s]] [--sleep-probe N:D] URL"
 
 // runFlags are the flags `schedscope run` adds to the load's.
 type runFlags struct {
@@ -40,6 +41,7 @@ type runFlags struct {
 	gates        gateFlag
 	repeat       int
 	repeatPause  time.Duration
+	sleepProbe   string
 }
 
 func runRun(ctx context.Context, s *stdio, args []string) error {
@@ -69,6 +71,7 @@ func runRun(ctx context.Context, s *stdio, args []string) error {
 	f.maxCapture = target.DefaultMaxCapture
 	fs.Var(&f.maxCapture, "max-capture", "largest trace window or flight-recorder snapshot kept, e.g. 512MiB or 4GiB (1 MiB to 64 GiB); a trace past it is cut there and the manifest says so")
 	fs.IntVar(&f.repeat, "repeat", 1, "make N runs of this configuration, one after another, into one repeat directory (--out) holding run-01 ... run-NN, for 'schedscope compare'; N in [2, 100], 1 is a single run. With --cmd each run starts its own target process; without it the runs share one")
+	fs.StringVar(&f.sleepProbe, "sleep-probe", "", "N:D, e.g. 100:1ms: N goroutines of the agent's sleep probe each calling time.Sleep(D) in the last steady phase, after the trace window, for max(1s, 10 x D) or what the phase leaves; how late they woke goes to sleepprobe.json and the summary")
 	fs.DurationVar(&f.repeatPause, "repeat-pause", defaultRepeatPause, "with --repeat: pause between runs, so that what the previous run left queued in the target drains before the next one measures it (0: none)")
 
 	if err := refuseSecretFlag(args, "token", "--token-file PATH or $"+tokenEnv); err != nil {
@@ -103,6 +106,9 @@ func runRun(ctx context.Context, s *stdio, args []string) error {
 		TraceWindow: f.traceWindow, SnapshotWhen: f.snapshotWhen, PID: f.pid, Command: f.cmd,
 		ReadyTimeout: f.readyTimeout, PollEvery: f.poll, Args: args,
 		Limits: target.Limits{Capture: int64(f.maxCapture)},
+	}
+	if cfg.SleepProbe, err = parseSleepProbe(f.sleepProbe); err != nil {
+		return usageErr("--sleep-probe %q: %v", f.sleepProbe, err)
 	}
 	if cfg.TraceAt, err = parseFraction(f.traceAt); err != nil {
 		return usageErr("--trace-at %q: %v", f.traceAt, err)
@@ -304,4 +310,24 @@ func runWithDashboard(ctx context.Context, s *stdio, cfg collect.Config) error {
 	}
 	fmt.Fprintf(s.out, "run directory: %s (%s)\n", out.Dir, out.Manifest.Status)
 	return runExit(out, cut, err)
+}
+
+// parseSleepProbe reads --sleep-probe N:D; "" is no probe.
+func parseSleepProbe(v string) (collect.SleepProbe, error) {
+	if v == "" {
+		return collect.SleepProbe{}, nil
+	}
+	n, d, ok := strings.Cut(v, ":")
+	if !ok {
+		return collect.SleepProbe{}, errors.New("want N:D, goroutines and the sleep, e.g. 100:1ms")
+	}
+	k, err := strconv.Atoi(n)
+	if err != nil || k < 1 || k > agent.MaxProbeGoroutines {
+		return collect.SleepProbe{}, fmt.Errorf("goroutines %q: want an integer in [1, %d]", n, agent.MaxProbeGoroutines)
+	}
+	sleep, err := time.ParseDuration(d)
+	if err != nil || sleep < agent.MinProbeSleep || sleep > agent.MaxProbeSleep {
+		return collect.SleepProbe{}, fmt.Errorf("sleep %q: want a duration in [%v, %v]", d, agent.MinProbeSleep, agent.MaxProbeSleep)
+	}
+	return collect.SleepProbe{Goroutines: k, Sleep: sleep}, nil
 }

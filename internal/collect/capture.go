@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
+	"github.com/schedscope/schedscope/collect/agent"
 	"github.com/schedscope/schedscope/collect/load"
 	"github.com/schedscope/schedscope/internal/rundir"
 	"github.com/schedscope/schedscope/internal/target"
@@ -80,6 +81,9 @@ func (st *runState) captureLoop(ctx context.Context) {
 			return
 		}
 		st.traceWindow(ctx, rundir.TraceFile, win, rundir.TraceWindow)
+		if !st.sleepProbe(ctx, phaseEnd) {
+			return
+		}
 		if len(st.caps.fgprofPieces) == 0 {
 			// Too little time before the window (a short phase, a late
 			// start): take fgprof over half of what is left after it.
@@ -88,7 +92,7 @@ func (st *runState) captureLoop(ctx context.Context) {
 			}
 		}
 	}
-	if st.r.cfg.SnapshotWhen != "" && !st.fgprofUntil(ctx, phaseStart.Add(p.Total/2)) {
+	if st.r.cfg.SnapshotWhen != "" && (!st.fgprofUntil(ctx, phaseStart.Add(p.Total/2)) || !st.sleepProbe(ctx, phaseEnd)) {
 		return
 	}
 	// The rest of the phase is left without captures: the CPU figures are
@@ -430,4 +434,56 @@ func (st *runState) writeProfiles() error {
 	w := "wall clock over part of the last steady phase, outside the trace window"
 	keep(st.rd.RecordProfile(rundir.ProfileFile("fgprof"), "fgprof wall-clock profile, "+w+" (go tool pprof)", w))
 	return errors.Join(errs...)
+}
+
+// sleepProbe runs the agent's sleep probe when the run asked for one, for
+// SleepProbeLength or what is left of the phase before the end profiles,
+// and writes its answer to rundir.SleepProbeFile; what stops it is recorded
+// as missing. It runs after the trace window, so the trace holds none of the
+// probe's goroutines, and under the same load. It returns false when the
+// load ended or ctx is done.
+func (st *runState) sleepProbe(ctx context.Context, phaseEnd time.Time) bool {
+	sp := st.r.cfg.SleepProbe
+	if sp.Goroutines == 0 {
+		return true
+	}
+	const what = "sleep probe"
+	a, ok := st.client.(*target.Agent)
+	if !ok {
+		st.missing(what, errors.New("it needs schedscope's agent in the target"))
+		return true
+	}
+	dur := min(SleepProbeLength(sp.Sleep), time.Until(phaseEnd)-endMargin)
+	if dur < 2*sp.Sleep || dur < minFgprofPiece {
+		st.missing(what, fmt.Errorf("the last steady phase left %v after the trace window, too little for sleeps of %v", max(dur, 0).Round(time.Millisecond), sp.Sleep))
+		return true
+	}
+	st.setCapture(what)
+	raw, res, err := a.SleepProbe(ctx, sp.Goroutines, sp.Sleep, dur)
+	st.setCapture("")
+	if err != nil {
+		st.missing(what, err)
+	} else {
+		st.keepWriteErr(st.rd.WriteFile(rundir.SleepProbeFile, func(w io.Writer) error { _, err := w.Write(raw); return err }))
+		st.keepWriteErr(st.rd.RecordFile(rundir.SleepProbeFile, SleepProbeHeadline(res)))
+	}
+	select {
+	case <-st.loadDone:
+		return false
+	case <-ctx.Done():
+		return false
+	default:
+		return true
+	}
+}
+
+// SleepProbeHeadline is a sleep probe's result in one line: how late
+// time.Sleep woke up.
+func SleepProbeHeadline(r *agent.ProbeResult) string {
+	if r.Samples == 0 {
+		return fmt.Sprintf("sleep probe: %d goroutines x time.Sleep(%v) for %v: no sleep finished (agent.ProbeResult)",
+			r.Goroutines, r.Sleep, r.Duration.Round(time.Millisecond))
+	}
+	return fmt.Sprintf("sleep probe: %d goroutines x time.Sleep(%v) for %v, %d sleeps: woke late by p50 %v, p99 %v, max %v (agent.ProbeResult)",
+		r.Goroutines, r.Sleep, r.Duration.Round(time.Millisecond), r.Samples, r.P50.Round(time.Microsecond), r.P99.Round(time.Microsecond), r.Max.Round(time.Microsecond))
 }

@@ -76,6 +76,11 @@ type Config struct {
 	// "p99>500ms, not_sent>0") take it the first time one of them holds,
 	// or at the end if none ever does.
 	SnapshotWhen string
+	// SleepProbe, when its Goroutines is not zero, runs the agent's sleep
+	// probe in the last steady phase, after the trace window (or after the
+	// fgprof pieces, with SnapshotWhen), and writes its result to
+	// rundir.SleepProbeFile.
+	SleepProbe SleepProbe
 
 	// PID is the target's process ID when it runs on this machine: its CPU
 	// and RSS are read from /proc. Command, instead, is a shell command that
@@ -106,6 +111,18 @@ type Config struct {
 	// once). It must return quickly. It is not called after Run returns.
 	Live func(Live)
 }
+
+// SleepProbe is the sleep probe's shape: Goroutines goroutines each calling
+// time.Sleep(Sleep) over and over, for the probe's length: ten sleeps, at
+// least a second (SleepProbeLength), cut to what the phase leaves.
+type SleepProbe struct {
+	Goroutines int
+	Sleep      time.Duration
+}
+
+// SleepProbeLength is how long a probe of sleeps of d runs, when the phase
+// leaves the time: ten sleeps, at least a second.
+func SleepProbeLength(d time.Duration) time.Duration { return max(time.Second, 10*d) }
 
 // Outcome is what a run produced: its raw files. analysis.json and
 // summary.txt are derived from them afterwards (package derive). After an
@@ -161,6 +178,14 @@ func NewRunner(cfg Config) (*Runner, error) {
 	cfg.Load.RecordRequests = true
 	if cfg.TraceAt == 0 {
 		cfg.TraceAt = DefaultTraceAt
+	}
+	if sp := cfg.SleepProbe; sp.Goroutines != 0 {
+		if sp.Goroutines < 1 || sp.Goroutines > agent.MaxProbeGoroutines {
+			return nil, fmt.Errorf("run: sleep probe: %d goroutines: want 1 to %d", sp.Goroutines, agent.MaxProbeGoroutines)
+		}
+		if sp.Sleep < agent.MinProbeSleep || sp.Sleep > agent.MaxProbeSleep {
+			return nil, fmt.Errorf("run: sleep probe: sleep %v: want %v to %v", sp.Sleep, agent.MinProbeSleep, agent.MaxProbeSleep)
+		}
 	}
 	if cfg.TraceAt < 0 || cfg.TraceAt > 1 {
 		return nil, fmt.Errorf("run: trace-at %g: want a fraction in (0, 1]", cfg.TraceAt)

@@ -125,6 +125,12 @@ func writeSummary(w io.Writer, m *rundir.Manifest, res *load.Result, an *rundir.
 		p("\n")
 	}
 
+	for _, f := range m.Files {
+		if f.Name == rundir.SleepProbeFile {
+			p("== sleep probe (%s)\n%s\n\n", rundir.SleepProbeFile, strings.TrimSuffix(f.What, " (agent.ProbeResult)"))
+		}
+	}
+
 	if an != nil {
 		for _, s := range an.Profiles {
 			p("== %s profile (%s, %s)\n", s.Name, s.File, s.Window)

@@ -25,6 +25,9 @@ const (
 	RequestsFile = "requests.tsv"  // the load generator's record of each request around the trace (RequestLog)
 	AnalysisFile = "analysis.json" // Analysis
 	SummaryFile  = "summary.txt"   // the human summary
+	// SleepProbeFile is the agent's sleep probe result (agent.ProbeResult),
+	// when schedscope run --sleep-probe asked for it.
+	SleepProbeFile = "sleepprobe.json"
 	// Profiles: ProfileFile(name) = name + ".pb.gz", for goroutine, block,
 	// mutex, threadcreate and fgprof.
 )

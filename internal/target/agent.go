@@ -113,6 +113,27 @@ func (a *Agent) ArmFlightRecorder(ctx context.Context, d time.Duration) error {
 	return a.c.readJSON(ctx, http.MethodPost, "flightrecorder/arm?for="+d.String(), &st)
 }
 
+// maxProbeAnswer bounds the sleep probe's answer: a few hundred histogram
+// buckets at most.
+const maxProbeAnswer = 1 << 20
+
+// SleepProbe runs the agent's sleep probe (POST /sleepprobe): goroutines
+// goroutines calling time.Sleep(sleep) over and over for dur. It returns the
+// agent's JSON answer as sent, and decoded. The probe holds the agent's
+// capture slot, so it fails with a 429 while another capture runs.
+func (a *Agent) SleepProbe(ctx context.Context, goroutines int, sleep, dur time.Duration) ([]byte, *agent.ProbeResult, error) {
+	path := fmt.Sprintf("sleepprobe?goroutines=%d&sleep=%s&seconds=%s", goroutines, sleep, seconds(dur))
+	var b appender
+	if err := a.c.fetch(ctx, http.MethodPost, path, &b, bound{what: "sleep probe", size: maxProbeAnswer, time: dur + a.c.lim.Margin}); err != nil {
+		return nil, nil, err
+	}
+	var res agent.ProbeResult
+	if err := json.Unmarshal(b, &res); err != nil {
+		return nil, nil, fmt.Errorf("sleep probe: %w", err)
+	}
+	return b, &res, nil
+}
+
 // Profile fetches the instant profile name (goroutine, block, mutex,
 // threadcreate) from /profile/NAME, at most Limits.Profile.
 func (a *Agent) Profile(ctx context.Context, name string) ([]byte, error) {
