@@ -110,6 +110,7 @@ func (h *hist) Percentiles() Percentiles {
 	return Percentiles{
 		P50:  h.Quantile(0.50),
 		P90:  h.Quantile(0.90),
+		P95:  h.Quantile(0.95),
 		P99:  h.Quantile(0.99),
 		P999: h.Quantile(0.999),
 		Max:  h.max,

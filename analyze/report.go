@@ -47,6 +47,7 @@ type Totals struct {
 type Percentiles struct {
 	P50  int64 `json:"p50"`
 	P90  int64 `json:"p90"`
+	P95  int64 `json:"p95"`
 	P99  int64 `json:"p99"`
 	P999 int64 `json:"p999"`
 	Max  int64 `json:"max"`

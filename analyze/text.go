@@ -82,10 +82,10 @@ func WriteText(w io.Writer, r *Report, top int) error {
 
 	dist := func(name string, d Distribution) string {
 		q := d.PercentilesNs
-		return fmt.Sprintf("  %s\t%d\t%s\t%s\t%s\t%s\t%s\t%s", name, d.Count, fmtNs(d.TotalNs), fmtNs(q.P50), fmtNs(q.P90), fmtNs(q.P99), fmtNs(q.P999), fmtNs(q.Max))
+		return fmt.Sprintf("  %s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s", name, d.Count, fmtNs(d.TotalNs), fmtNs(q.P50), fmtNs(q.P90), fmtNs(q.P95), fmtNs(q.P99), fmtNs(q.P999), fmtNs(q.Max))
 	}
 	p("Scheduling latency (Runnable -> Running, attributed to the goroutine that waited)\n")
-	rows := []string{"  \tcount\ttotal\tp50\tp90\tp99\tp99.9\tmax",
+	rows := []string{"  \tcount\ttotal\tp50\tp90\tp95\tp99\tp99.9\tmax",
 		dist("after wake-ups", Distribution{Count: r.Sched.Count, TotalNs: r.Sched.TotalNs, PercentilesNs: r.Sched.PercentilesNs}),
 		dist("creation to first run", r.Sched.Creation)}
 	for _, c := range r.Sched.ByCause {

@@ -18,9 +18,13 @@ func TestHistQuantilesWithinRelativeError(t *testing.T) {
 		h.Add(v)
 	}
 	slices.Sort(vals)
-	for _, q := range []float64{0.5, 0.9, 0.99, 0.999} {
+	p := h.Percentiles()
+	for _, c := range []struct {
+		q   float64
+		got int64
+	}{{0.5, p.P50}, {0.9, p.P90}, {0.95, p.P95}, {0.99, p.P99}, {0.999, p.P999}} {
+		q, got := c.q, c.got
 		exact := vals[int(math.Ceil(q*float64(len(vals))))-1]
-		got := h.Quantile(q)
 		if d := math.Abs(float64(got-exact)) / float64(max(exact, 1)); d > 1.0/histSub+1e-9 && got-exact > 1 {
 			t.Errorf("q%.3f: got %d, exact %d (relative error %.3f > 1/%d)", q, got, exact, d, histSub)
 		}

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -85,7 +86,7 @@ func TestLoadWritesTableJSONAndHDRLog(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	if !strings.Contains(out, "littles-law") || !strings.Contains(out, "steady") {
+	if !strings.Contains(out, "littles-law") || !strings.Contains(out, "steady") || !regexp.MustCompile(`\sp90\s+p95\s+p99\s`).MatchString(out) {
 		t.Errorf("table:\n%s", out)
 	}
 	raw, err := os.ReadFile(js)
@@ -105,7 +106,7 @@ func TestLoadWritesTableJSONAndHDRLog(t *testing.T) {
 			t.Errorf("JSON phase lacks %q", k)
 		}
 	}
-	for _, k := range []string{"p50", "p90", "p99", "p999", "max"} {
+	for _, k := range []string{"p50", "p90", "p95", "p99", "p999", "max"} {
 		if _, ok := p["latency_ms"].(map[string]any)[k]; !ok {
 			t.Errorf("latency_ms lacks %q", k)
 		}

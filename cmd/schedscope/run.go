@@ -300,8 +300,11 @@ func runWithDashboard(ctx context.Context, s *stdio, cfg collect.Config) error {
 	out, err := withView(ctx, frames, dashboard, r.Stop, func(ctx context.Context) (*collect.Outcome, error) {
 		out, d, c, err := runAndDerive(ctx, r, derive.InterruptedBudget)
 		cut = c
-		if out != nil {
+		switch {
+		case out != nil:
 			frames.send(tui.Frame{Title: title, End: feed.RunSummary(out, d)})
+		case err != nil: // failed at the start: say why now, not after q
+			frames.send(tui.Frame{Title: title, End: feed.FailedSummary(err)})
 		}
 		return out, err
 	})

@@ -210,8 +210,10 @@ func (c *collector) progress(ps *phaseState, now, since int64, done bool) {
 		Completed: ps.completed, OK: ps.ok, Errors: ps.errs,
 		InFlight:    r.inflight.Load(),
 		IntervalP50: time.Duration(ps.tickLat.ValueAtQuantile(50)),
+		IntervalP95: time.Duration(ps.tickLat.ValueAtQuantile(95)),
 		IntervalP99: time.Duration(ps.tickLat.ValueAtQuantile(99)),
 		PhaseP50:    time.Duration(ps.lat.ValueAtQuantile(50)),
+		PhaseP95:    time.Duration(ps.lat.ValueAtQuantile(95)),
 		PhaseP99:    time.Duration(ps.lat.ValueAtQuantile(99)),
 		Done:        done,
 	}
@@ -329,7 +331,7 @@ func percentiles(h *hdrhistogram.Histogram) Percentiles {
 		return Percentiles{}
 	}
 	return Percentiles{
-		P50: nsMS(h.ValueAtQuantile(50)), P90: nsMS(h.ValueAtQuantile(90)), P99: nsMS(h.ValueAtQuantile(99)),
+		P50: nsMS(h.ValueAtQuantile(50)), P90: nsMS(h.ValueAtQuantile(90)), P95: nsMS(h.ValueAtQuantile(95)), P99: nsMS(h.ValueAtQuantile(99)),
 		P999: nsMS(h.ValueAtQuantile(99.9)), Max: nsMS(h.Max()), Mean: h.Mean() / 1e6, Count: h.TotalCount(),
 	}
 }

@@ -196,6 +196,7 @@ func (e ErrorCounts) Total() int64 { return e.Status + e.Timeout + e.Connection 
 type Percentiles struct {
 	P50  float64 `json:"p50"`
 	P90  float64 `json:"p90"`
+	P95  float64 `json:"p95"`
 	P99  float64 `json:"p99"`
 	P999 float64 `json:"p999"`
 	Max  float64 `json:"max"`
@@ -245,8 +246,8 @@ type Progress struct {
 
 	// Latency percentiles from intended send time, over the last progress
 	// interval and over the phase so far; zero when nothing completed.
-	IntervalP50, IntervalP99 time.Duration
-	PhaseP50, PhaseP99       time.Duration
+	IntervalP50, IntervalP95, IntervalP99 time.Duration
+	PhaseP50, PhaseP95, PhaseP99          time.Duration
 	// OKPerS is 2xx responses received per second over the last progress
 	// interval (any phase's requests).
 	OKPerS float64

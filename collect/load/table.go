@@ -29,7 +29,7 @@ func Table(w io.Writer, res *Result) error {
 	b.WriteString("\n")
 
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "phase\toffered\tplanned\tsent\tnot sent\t2xx\terrors\t2xx/s\tp50\tp90\tp99\tp99.9\tmax\tsvc p50\tsvc p99\tlag p99\tcpu/req\t")
+	fmt.Fprintln(tw, "phase\toffered\tplanned\tsent\tnot sent\t2xx\terrors\t2xx/s\tp50\tp90\tp95\tp99\tp99.9\tmax\tsvc p50\tsvc p99\tlag p99\tcpu/req\t")
 	row := func(p *PhaseResult) {
 		name := p.Name
 		if p.Kind == Warmup {
@@ -39,9 +39,9 @@ func Table(w io.Writer, res *Result) error {
 		if p.Users > 0 {
 			offered = fmt.Sprintf("%d users", p.Users)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%.0f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f us\t\n",
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%.0f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.1f us\t\n",
 			name, offered, p.Planned, p.Sent, p.NotSent, p.OK, p.Errors.Total(), p.OKPerS,
-			fmtMS(p.Latency.P50), fmtMS(p.Latency.P90), fmtMS(p.Latency.P99), fmtMS(p.Latency.P999), fmtMS(p.Latency.Max),
+			fmtMS(p.Latency.P50), fmtMS(p.Latency.P90), fmtMS(p.Latency.P95), fmtMS(p.Latency.P99), fmtMS(p.Latency.P999), fmtMS(p.Latency.Max),
 			fmtMS(p.Service.P50), fmtMS(p.Service.P99), fmtMS(p.SendLag.P99), p.GeneratorCPUUSPerReq)
 	}
 	if res.Warmup != nil {
@@ -108,9 +108,9 @@ func FormatProgress(p Progress) string {
 	if p.Kind == Pause {
 		return fmt.Sprintf("%s in flight %d", head, p.InFlight)
 	}
-	return fmt.Sprintf("%s sent %d not-sent %d 2xx %d err %d in-flight %d | p50 %s p99 %s ms | 2xx/s %.0f",
+	return fmt.Sprintf("%s sent %d not-sent %d 2xx %d err %d in-flight %d | p50 %s p95 %s p99 %s ms | 2xx/s %.0f",
 		head, p.Sent, p.NotSent, p.OK, p.Errors.Total(), p.InFlight,
-		fmtMS(nsMS(int64(p.IntervalP50))), fmtMS(nsMS(int64(p.IntervalP99))), p.OKPerS)
+		fmtMS(nsMS(int64(p.IntervalP50))), fmtMS(nsMS(int64(p.IntervalP95))), fmtMS(nsMS(int64(p.IntervalP99))), p.OKPerS)
 }
 
 // Compare writes the steady phases of several results side by side, one

@@ -227,6 +227,7 @@ func metrics() []Metric {
 		{"locked", Count, "goroutines inferred to be locked to their OS thread", Trace, ""},
 		{"sched.p50", Duration, "scheduling latency p50 (Runnable -> Running), exact from the trace", Trace, ""},
 		{"sched.p90", Duration, "scheduling latency p90, exact from the trace", Trace, ""},
+		{"sched.p95", Duration, "scheduling latency p95, exact from the trace", Trace, ""},
 		{"sched.p99", Duration, "scheduling latency p99, exact from the trace (a live run gives the runtime's sampled figure)", Trace, ""},
 		{"sched.p999", Duration, "scheduling latency p99.9, exact from the trace", Trace, ""},
 		{"sched.max", Duration, "longest scheduling latency", Trace, ""},

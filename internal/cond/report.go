@@ -24,6 +24,8 @@ func ReportSource(r *analyze.Report) Source {
 			return ns(r.Sched.PercentilesNs.P50)
 		case "sched.p90":
 			return ns(r.Sched.PercentilesNs.P90)
+		case "sched.p95":
+			return ns(r.Sched.PercentilesNs.P95)
 		case "sched.p99":
 			return ns(r.Sched.PercentilesNs.P99)
 		case "sched.p999":

@@ -12,7 +12,7 @@ func TestReportSource(t *testing.T) {
 	r.Pinned.Events = []analyze.PinnedEvent{{Kind: "cgo"}, {Kind: "cgo"}, {Kind: "locked"}}
 	r.Pinned.Dropped = 4
 	r.Pinned.LockedGoroutines = []analyze.LockedGoroutine{{GoID: 7}}
-	r.Sched.PercentilesNs = analyze.Percentiles{P50: 1000, P90: 2000, P99: int64(7200 * time.Microsecond), P999: 9e6, Max: 12e6}
+	r.Sched.PercentilesNs = analyze.Percentiles{P50: 1000, P90: 2000, P95: 3500, P99: int64(7200 * time.Microsecond), P999: 9e6, Max: 12e6}
 	r.Sched.TotalNs, r.Sched.Compat.TotalNs = 5e9, 4e9
 	r.Sched.Creation.PercentilesNs.P99 = 3000
 	r.Sleep.Sites = []analyze.SleepSite{
@@ -24,7 +24,7 @@ func TestReportSource(t *testing.T) {
 	src := ReportSource(r)
 	want := map[string]float64{
 		"pinned": 7, "pinned.cgo": 2, "pinned.syscall": 0, "pinned.locked": 1, "locked": 1,
-		"sched.p50": 1000, "sched.p90": 2000, "sched.p99": 7.2e6, "sched.p999": 9e6, "sched.max": 12e6,
+		"sched.p50": 1000, "sched.p90": 2000, "sched.p95": 3500, "sched.p99": 7.2e6, "sched.p999": 9e6, "sched.max": 12e6,
 		"sched.total": 5e9, "sched.compat.total": 4e9, "creation.p99": 3000,
 		"sleep.overshoot.p99": 2e6, "sleep.overshoot.max": 8e6,
 		"goroutines.peak": 19, "threads.peak": 3, "gc.stw.max": 250e3, "lost.pct": 0,

@@ -126,15 +126,20 @@ func RenderRun(w io.Writer, r *RunReport, latencyPNG, goroutinesPNG string) erro
 	}
 	if res := r.Result; res != nil && len(res.Phases) > 0 {
 		md.f("## Phases\n\n2xx/s is the load generator's: the rate the target answered the phase's requests with 2xx (first to last completion); latency in ms, from each request's intended send time.\n\n")
-		md.f("| phase | offered req/s | duration | 2xx/s | p50 | p99 | p99.9 | max | errors | not sent | verdicts |\n")
-		md.f("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
+		md.f("| phase | offered req/s | duration | 2xx/s | p50 | p95 | p99 | p99.9 | max | errors | not sent | verdicts |\n")
+		md.f("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
 		for _, p := range res.Phases {
 			var kinds []string
 			for _, v := range p.VerdictDetails {
 				kinds = append(kinds, string(v.Kind))
 			}
-			md.f("| %s | %s | %s | %s | %.1f | %.1f | %.1f | %.1f | %d | %d | %s |\n", p.Name, num(p.OfferedRate), secs(p.DurationS),
-				num(p.OKPerS), p.Latency.P50, p.Latency.P99, p.Latency.P999, p.Latency.Max, p.Errors.Total(), p.NotSent, strings.Join(kinds, ", "))
+			// A results.json written before p95 existed has none: "-", not 0.
+			p95 := "-"
+			if p.Latency.P95 > 0 || p.Latency.P99 == 0 {
+				p95 = fmt.Sprintf("%.1f", p.Latency.P95)
+			}
+			md.f("| %s | %s | %s | %s | %.1f | %s | %.1f | %.1f | %.1f | %d | %d | %s |\n", p.Name, num(p.OfferedRate), secs(p.DurationS),
+				num(p.OKPerS), p.Latency.P50, p95, p.Latency.P99, p.Latency.P999, p.Latency.Max, p.Errors.Total(), p.NotSent, strings.Join(kinds, ", "))
 		}
 		md.f("\n")
 		for _, p := range res.Phases {

@@ -21,9 +21,11 @@ func TestWriteRun(t *testing.T) {
 	})
 	writeFile(t, filepath.Join(dir, rundir.ResultsFile), load.Result{Model: "open", Arrivals: load.Uniform, Client: load.Lean, MaxInflight: 5000, TimeoutS: 10,
 		Phases: []load.PhaseResult{{Name: "200 req/s", OfferedRate: 200, DurationS: 10, OKPerS: 158.2, NotSent: 3,
-			Latency:        load.Percentiles{P50: 900, P99: 2100, P999: 2200, Max: 2300},
+			Latency:        load.Percentiles{P50: 900, P95: 1800, P99: 2100, P999: 2200, Max: 2300},
 			Verdicts:       []string{"over-capacity: 2xx/s 158 of the offered 200 req/s"},
-			VerdictDetails: []load.Verdict{{Kind: load.OverCapacity}}}}})
+			VerdictDetails: []load.Verdict{{Kind: load.OverCapacity}}},
+			// As a results.json from before p95 reads: no p95.
+			{Name: "100 req/s", OfferedRate: 100, DurationS: 10, OKPerS: 100, Latency: load.Percentiles{P50: 5, P99: 9, P999: 9.5, Max: 10}}}})
 	var lines []string
 	for i := 0; i < 20; i++ {
 		lines = append(lines, fmt.Sprintf(`{"t_s":%g,"load":{"kind":"steady","ok_per_s":158,"p50_ms":%d,"p99_ms":%d},"target":{"goroutines":%d,"runnable":1,"threads":7}}`,
@@ -51,7 +53,8 @@ func TestWriteRun(t *testing.T) {
 	for _, want := range []string{
 		"# Run: `http://127.0.0.1:9/sleep`",
 		"> **Run interrupted** (SIGINT)",
-		"| 200 req/s | 200 | 10s | 158 | 900.0 | 2100.0 | 2200.0 | 2300.0 | 0 | 3 | over-capacity |",
+		"| 200 req/s | 200 | 10s | 158 | 900.0 | 1800.0 | 2100.0 | 2200.0 | 2300.0 | 0 | 3 | over-capacity |",
+		"| 100 req/s | 100 | 10s | 100 | 5.0 | - | 9.0 | 9.5 | 10.0 | 0 | 0 |  |",
 		"![goroutines and threads over time](goroutines.png)",
 		"> The run ended mid-write; the figures over time come from the 20 whole lines of metrics.jsonl:\n> - metrics.jsonl line 21: cut short",
 	} {

@@ -464,7 +464,7 @@ func (b Browser) schedView(w, h int) string {
 	s := b.rep.Sched
 	p := s.PercentilesNs
 	head := b.st.value.Render(fmt.Sprintf("%s wake-ups waited %s runnable", fmtCount(s.Count), fmtDur(time.Duration(s.TotalNs)))) +
-		fmt.Sprintf("   p50 %s  p90 %s  p99 %s  p99.9 %s  max %s", ns(p.P50), ns(p.P90), ns(p.P99), ns(p.P999), ns(p.Max)) + "\n" +
+		fmt.Sprintf("   p50 %s  p90 %s  p95 %s  p99 %s  p99.9 %s  max %s", ns(p.P50), ns(p.P90), ns(p.P95), ns(p.P99), ns(p.P999), ns(p.Max)) + "\n" +
 		b.st.dim.Render(fmt.Sprintf("creation to first run (not above): %s goroutines, p99 %s · go tool trace -pprof=sched total: %s",
 			fmtCount(s.Creation.Count), ns(s.Creation.PercentilesNs.P99), ns(s.Compat.TotalNs)))
 	histH := min(12, max(4, h/3))

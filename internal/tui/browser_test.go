@@ -236,3 +236,15 @@ func TestBrowserOnRealTrace(t *testing.T) {
 		t.Errorf("requests tab does not show the busiest class's split:\n%s", s)
 	}
 }
+
+// TestBrowserSchedP95: the sched tab's head line has p95 between p90 and
+// p99 (the saved reports behind the goldens predate p95 and show "-").
+func TestBrowserSchedP95(t *testing.T) {
+	rep := loadReport(t, "mixed")
+	rep.Sched.PercentilesNs.P95 = 9_870_000
+	b := sized(NewBrowserReport(t.Context(), "mixed.trace", rep), 120, 40)
+	b, _ = bstep(t, b, press("2"))
+	if s := ansi.Strip(b.Render()); !strings.Contains(s, "p90 141 µs  p95 9.87 ms  p99 40.4 ms") {
+		t.Errorf("sched tab lacks p95:\n%s", s)
+	}
+}

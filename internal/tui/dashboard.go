@@ -442,7 +442,7 @@ func (m Dashboard) overview(w, h int) string {
 	pw := w / 3
 	panels := lipgloss.JoinHorizontal(lipgloss.Top,
 		m.panel("load", m.loadLines(), pw),
-		m.panel("runtime (target)", m.runtimeLines(), pw),
+		m.panel("runtime (target)", m.runtimeLines(pw-4), pw),
 		m.panel("pools", m.poolLines(), w-2*pw),
 	)
 	banners := m.banners(w)
@@ -458,9 +458,12 @@ func (m Dashboard) overview(w, h int) string {
 	return b.String()
 }
 
+// panelRows is how many lines each overview panel holds.
+const panelRows = 7
+
 // panel draws lines in a bordered box of width w with a title.
 func (m Dashboard) panel(title string, lines []string, w int) string {
-	const rows = 6
+	const rows = panelRows
 	for len(lines) < rows {
 		lines = append(lines, "")
 	}
@@ -509,17 +512,34 @@ func (m Dashboard) loadLines() []string {
 		m.row("in flight", 9, v(fmtCount(int64(l.InFlight)))+m.st.dim.Render("  sent ")+fmtCount(l.Sent)),
 		m.row("not sent", 9, notSent),
 		m.row("errors", 9, errs),
-		m.row("latency", 9, "p50 "+m.st.p50.Render(fmtDur(l.P50))+"  p99 "+m.st.p99.Render(fmtDur(l.P99))),
+		m.row("latency", 9, m.st.p50.Render(padRight("p50", latencyCol))+padRight("p95", latencyCol)+m.st.p99.Render("p99")),
+		m.row("", 9, m.st.p50.Render(padRight(fmtDur(l.P50), latencyCol))+v(padRight(fmtDur(l.P95), latencyCol))+m.st.p99.Render(fmtDur(l.P99))),
 	}
 }
 
-func (m Dashboard) runtimeLines() []string {
+// latencyCol is the width of a latency column in the load panel: the
+// longest fmtDur ("95.0 ms") and a space.
+const latencyCol = 8
+
+// runtimeLines is the runtime panel's text, w cells wide.
+func (m Dashboard) runtimeLines(w int) []string {
 	rt := m.frame.Runtime
 	if rt == nil {
 		return []string{m.st.dim.Render("no runtime figures yet"), m.st.dim.Render("(before the first poll, or no agent)")}
 	}
 	v := m.st.value.Render
 	n := func(i int) string { return fmtCount(int64(i)) }
+	if rt.PprofOnly {
+		threads := m.row("threads", 10, v(n(rt.Threads)))
+		if rt.ThreadsCreated {
+			threads += m.st.dim.Render(" ever created")
+		}
+		lines := []string{m.row("goroutines", 10, v(n(rt.Goroutines))), threads, ""}
+		for _, l := range wrap("", "net/http/pprof only: GOMAXPROCS, goroutine states, sched latency and GC need the in-target agent", w) {
+			lines = append(lines, m.st.dim.Render(l))
+		}
+		return lines
+	}
 	gcCycles := "" // unknown when 0: not every feed counts cycles
 	if rt.GCCycles > 0 {
 		gcCycles = m.st.dim.Render(fmt.Sprintf(" · %s cycles", fmtCount(int64(rt.GCCycles))))
@@ -556,14 +576,14 @@ func (m Dashboard) poolLines() []string {
 	if len(lines) == 0 {
 		lines = append(lines, m.st.dim.Render("no pools reported"))
 	}
-	for len(lines) < 5 {
+	for len(lines) < panelRows-1 {
 		lines = append(lines, "")
 	}
 	cpu := "-"
 	if m.frame.CPUPerRequest > 0 {
 		cpu = m.st.value.Render(fmtDur(m.frame.CPUPerRequest)) + m.st.dim.Render(" (target)")
 	}
-	return append(lines[:5], m.row("CPU/request", 11, cpu))
+	return append(lines[:panelRows-1], m.row("CPU/request", 11, cpu))
 }
 
 // banners are the verdicts that hold now, one line each.
@@ -643,6 +663,17 @@ func summaryLines(s Summary, st *styles, w int) []string {
 		title += " (stopped early; what ran is saved)"
 	}
 	lines := []string{style(func(s styles) lipgloss.Style { return s.title }, "schedscope · "+title), ""}
+	var errLines []string // the failure first, marked, each of its lines wrapped
+	for _, l := range strings.Split(s.Err, "\n") {
+		errLines = append(errLines, wrap("  ", l, w)...)
+	}
+	if len(errLines) > 0 {
+		errLines[0] = "✗ " + strings.TrimPrefix(errLines[0], "  ")
+		for _, l := range errLines {
+			lines = append(lines, style(func(s styles) lipgloss.Style { return s.bad }, l))
+		}
+		lines = append(lines, "")
+	}
 	if t := textTable(s.Table); len(s.Table.Rows) > 0 {
 		lines = append(lines, style(func(s styles) lipgloss.Style { return s.value }, t[0]))
 		lines = append(lines, t[1:]...)

@@ -302,3 +302,76 @@ func checkFits(t *testing.T, screen string, w, h int) {
 		}
 	}
 }
+
+// pprofOnlyFrames is sampleFrames against a target with only
+// net/http/pprof: goroutines and threads ever created, nothing else.
+func pprofOnlyFrames(n int) []Frame {
+	frames := sampleFrames(n)
+	for i := range frames {
+		rt := frames[i].Runtime
+		frames[i].Runtime = &Runtime{PprofOnly: true, ThreadsCreated: true, Goroutines: rt.Goroutines, Threads: 11}
+		frames[i].Pools, frames[i].Verdicts, frames[i].CPUPerRequest = nil, nil, 0
+	}
+	return frames
+}
+
+// TestDashboardPprofOnly: the runtime panel shows what a pprof-only target
+// gives, says the rest needs the agent, and the charts tab plots it.
+func TestDashboardPprofOnly(t *testing.T) {
+	m := sized(NewDashboard(t.Context(), DashboardConfig{}), 120, 40)
+	for _, f := range pprofOnlyFrames(30) {
+		m, _ = step(t, m, frameMsg(f))
+	}
+	if len(m.gor) != 30 || len(m.thr) != 30 {
+		t.Errorf("runtime chart points %d goroutines %d threads, want 30 each", len(m.gor), len(m.thr))
+	}
+	screen := ansi.Strip(m.View().Content)
+	checkFits(t, screen, 120, 40)
+	for _, want := range []string{"goroutines 1,100", "threads    11 ever created", "net/http/pprof only", "need the in-target agent"} {
+		if !strings.Contains(screen, want) {
+			t.Errorf("screen lacks %q", want)
+		}
+	}
+	for _, not := range []string{"no runtime figures yet", "GOMAXPROCS 0", "sched p99", "GC p99"} {
+		if strings.Contains(screen, not) {
+			t.Errorf("screen shows %q for a pprof-only target", not)
+		}
+	}
+	golden.RequireEqual(t, screen)
+	charts, _ := step(t, m, press("tab"))
+	if s := ansi.Strip(charts.Render()); strings.Contains(s, "(no runtime figures)") {
+		t.Errorf("charts tab has no runtime chart for a pprof-only target:\n%s", s)
+	}
+}
+
+// TestDashboardFailedAtStart: a run that fails before its first Frame sends
+// an End Frame with the reason; the dashboard shows it at once, waits for
+// q, and the plain summary printed after the program carries it too.
+func TestDashboardFailedAtStart(t *testing.T) {
+	ch := make(chan Frame, 1)
+	m := sized(NewDashboard(t.Context(), DashboardConfig{Frames: ch, Title: "schedscope run http://127.0.0.1:1/"}), 120, 40)
+	reason := "target http://127.0.0.1:1/: dial tcp 127.0.0.1:1: connect: connection refused"
+	m, cmd := step(t, m, frameMsg(Frame{Title: "schedscope run http://127.0.0.1:1/", End: &Summary{Title: "run failed", Err: reason}}))
+	if cmd != nil {
+		t.Error("after the End Frame the dashboard must neither read on nor quit before q")
+	}
+	if m.End() == nil || m.End().Err != reason {
+		t.Fatalf("end %+v, want the failure", m.End())
+	}
+	screen := ansi.Strip(m.View().Content)
+	checkFits(t, screen, 120, 40)
+	if !strings.Contains(screen, "✗ target http://127.0.0.1:1/: dial tcp 127.0.0.1:1: connect:") || !strings.Contains(screen, "press q to leave") {
+		t.Errorf("the end screen lacks the reason or the way out:\n%s", screen)
+	}
+	golden.RequireEqual(t, screen)
+	if _, cmd := step(t, m, press("q")); !isQuit(cmd) {
+		t.Error("q on the end screen must leave")
+	}
+	var b strings.Builder
+	if err := WriteSummary(&b, *m.End()); err != nil {
+		t.Fatal(err)
+	}
+	if want := "schedscope · run failed\n\n✗ " + reason + "\n"; !strings.HasPrefix(b.String(), want) {
+		t.Errorf("plain summary %q, want it to start %q", b.String(), want)
+	}
+}

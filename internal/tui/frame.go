@@ -27,8 +27,9 @@ type Frame struct {
 	// Load holds the load generator's figures.
 	Load Load
 
-	// Runtime holds the target's Go runtime figures; nil when the target has
-	// no agent (the panel says so).
+	// Runtime holds the target's Go runtime figures; nil before the first
+	// poll or when the target gives none (the panel says so). A target with
+	// only net/http/pprof gives goroutines and threads (Runtime.PprofOnly).
 	Runtime *Runtime
 
 	// Pools are the target's bounded resources (worker pools, connection
@@ -82,9 +83,9 @@ type Load struct {
 	// Errors counts failed requests by class ("timeout", "5xx", "connect"...),
 	// in the order to show them.
 	Errors []ErrorCount
-	// P50 and P99 are response latencies measured from each request's
+	// P50, P95 and P99 are response latencies measured from each request's
 	// intended send time (so a stalled server cannot hide its queue).
-	P50, P99 time.Duration
+	P50, P95, P99 time.Duration
 }
 
 // ErrorCount is the number of failed requests of one class.
@@ -94,8 +95,18 @@ type ErrorCount struct {
 }
 
 // Runtime holds the target's Go runtime figures (runtime/metrics), read by
-// the in-target agent.
+// the in-target agent; or, with PprofOnly, the two that net/http/pprof's
+// profiles give.
 type Runtime struct {
+	// PprofOnly is true when the target has net/http/pprof but no agent:
+	// only Goroutines (the goroutine profile) and Threads are known, every
+	// other figure is zero, and the panel says the rest needs the agent.
+	PprofOnly bool
+	// ThreadsCreated is true when Threads counts the threads the target
+	// ever created (pprof's threadcreate profile) rather than those it has
+	// now.
+	ThreadsCreated bool
+
 	// GOMAXPROCS is the number of Ps.
 	GOMAXPROCS int
 	// Goroutines is the total; Running, Runnable, Waiting and Syscall split it
@@ -137,6 +148,9 @@ type Verdict struct {
 type Summary struct {
 	// Title heads the end screen, e.g. "run finished" or "demo: pool vs goroutine".
 	Title string
+	// Err, when not empty, is why the run failed (it may have failed before
+	// it measured anything): the end screen shows it first.
+	Err string
 	// Table is the result table (one row per phase, model or step).
 	Table Table
 	// Verdicts are the run's conclusions.

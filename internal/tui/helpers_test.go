@@ -21,7 +21,7 @@ func sampleFrames(n int) []Frame {
 				OfferedPerSec: 4500, AchievedPerSec: 3702.4, Sent: int64(i) * 1125, OK: int64(i) * 925,
 				InFlight: 200 + i*30, NotSent: 0,
 				Errors: []ErrorCount{{"timeout", int64(i / 10)}},
-				P50:    p50, P99: p50*2 + 3*time.Millisecond,
+				P50:    p50, P95: p50*7/4 + 2*time.Millisecond, P99: p50*2 + 3*time.Millisecond,
 			},
 			Runtime: &Runtime{GOMAXPROCS: 2, Goroutines: 230 + i*30, Running: 2, Runnable: 1, Waiting: 226 + i*30, Syscall: 1,
 				Threads: 9, SchedLatencyP99: 420 * time.Microsecond, GCPauseP99: 95 * time.Microsecond, GCCycles: uint64(12 + i/4)},
@@ -46,10 +46,10 @@ func sampleSummary() *Summary {
 	return &Summary{
 		Title: "run finished",
 		Table: Table{
-			Header: []string{"phase", "offered", "2xx/s", "p50", "p99", "not sent", "errors"},
+			Header: []string{"phase", "offered", "2xx/s", "p50", "p95", "p99", "not sent", "errors"},
 			Rows: [][]string{
-				{"warm-up", "1,000 req/s", "1,000", "54.1 ms", "57.9 ms", "0", "0"},
-				{"measure 4,500 req/s", "4,500 req/s", "3,702", "1.27 s", "2.48 s", "0", "12"},
+				{"warm-up", "1,000 req/s", "1,000", "54.1 ms", "56.0 ms", "57.9 ms", "0", "0"},
+				{"measure 4,500 req/s", "4,500 req/s", "3,702", "1.27 s", "2.21 s", "2.48 s", "0", "12"},
 			},
 		},
 		Verdicts: []Verdict{{Kind: rundir.KindPoolSaturated, Title: "pool workers is saturated",

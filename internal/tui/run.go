@@ -154,8 +154,8 @@ func FrameLine(f Frame) string {
 	if l.OfferedPerSec > 0 {
 		fmt.Fprintf(&b, " offered %s/s", fmtRate(l.OfferedPerSec))
 	}
-	fmt.Fprintf(&b, " 2xx %s/s p50 %s p99 %s in-flight %s not-sent %s",
-		fmtRate(l.AchievedPerSec), fmtDur(l.P50), fmtDur(l.P99), fmtCount(int64(l.InFlight)), fmtCount(l.NotSent))
+	fmt.Fprintf(&b, " 2xx %s/s p50 %s p95 %s p99 %s in-flight %s not-sent %s",
+		fmtRate(l.AchievedPerSec), fmtDur(l.P50), fmtDur(l.P95), fmtDur(l.P99), fmtCount(int64(l.InFlight)), fmtCount(l.NotSent))
 	var errs int64
 	for _, e := range l.Errors {
 		errs += e.Count

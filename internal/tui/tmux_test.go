@@ -129,6 +129,7 @@ func TestTmux(t *testing.T) {
 	bin := buildSchedscope(t)
 	t.Run("demo", func(t *testing.T) { tmuxDemo(t, bin) })
 	t.Run("ctrl-c", func(t *testing.T) { tmuxCtrlC(t, bin) })
+	t.Run("run-fails-at-start", func(t *testing.T) { tmuxRunFailsAtStart(t, bin) })
 	t.Run("analyze-tui", func(t *testing.T) { tmuxBrowser(t, bin) })
 }
 
@@ -230,6 +231,19 @@ func tmuxCtrlC(t *testing.T, bin string) {
 	s.waitFor(30*time.Second, "stopped early", "press q to leave", "run directory:")
 	s.keys("C-c")
 	pane := s.waitFor(20*time.Second, "EXIT=130", "STTY-END")
+	checkCooked(t, pane)
+}
+
+// tmuxRunFailsAtStart runs `schedscope run` with a --pprof URL that
+// refuses connections: the dashboard shows why at once, q leaves, and the
+// command prints the reason and exits 1.
+func tmuxRunFailsAtStart(t *testing.T, bin string) {
+	dir := t.TempDir()
+	s := startTmux(t, fmt.Sprintf("cd %s && %s run --rate 10 --duration 1s --pprof http://127.0.0.1:1/debug/pprof/ http://127.0.0.1:1/", dir, bin)+afterExit)
+	pane := s.waitFor(20*time.Second, "run failed", "✗ pprof http://127.0.0.1:1/debug/pprof/", "connection refused", "press q to leave")
+	saveCapture(t, "dashboard-run-failed", pane)
+	s.keys("q")
+	pane = s.waitFor(20*time.Second, "schedscope run: pprof http://127.0.0.1:1/debug/pprof/", "EXIT=1", "STTY-END")
 	checkCooked(t, pane)
 }
 

@@ -88,7 +88,7 @@ func Write(t testing.TB, dir string, r Run) string {
 			Planned: ok + p.Errors + p.NotSent, Sent: ok + p.Errors, NotSent: p.NotSent,
 			Completed: ok + p.Errors, OK: ok, Errors: load.ErrorCounts{Status: p.Errors},
 			OKPerS:  float64(ok) / p.Duration.Seconds(),
-			Latency: load.Percentiles{P50: ms(50), P90: ms(90), P99: ms(99), P999: ms(99.9), Max: float64(lat.Max()) / 1e6, Count: ok},
+			Latency: load.Percentiles{P50: ms(50), P90: ms(90), P95: ms(95), P99: ms(99), P999: ms(99.9), Max: float64(lat.Max()) / 1e6, Count: ok},
 		}
 		if len(r.Phases) > 1 {
 			ph.Name = fmt.Sprintf("step %d/%d", i+1, len(r.Phases))

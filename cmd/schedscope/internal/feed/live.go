@@ -18,8 +18,8 @@ import (
 
 // Frame maps one live snapshot of a run (the load's progress plus the
 // latest poll of the target) onto a dashboard Frame: phase, load figures,
-// errors by class, the target's runtime figures when it has an agent, and its
-// CPU per request. Pools, verdicts and narration are left to the caller, which
+// errors by class, the target's runtime figures (all of them from its agent,
+// goroutines and threads from net/http/pprof alone), and its CPU per request. Pools, verdicts and narration are left to the caller, which
 // knows which pools matter and what to say about them (RunFrame for
 // `schedscope run`).
 func Frame(title string, l collect.Live) tui.Frame {
@@ -28,7 +28,7 @@ func Frame(title string, l collect.Live) tui.Frame {
 		Title: title,
 		Phase: tui.Phase{Name: p.Name, Index: p.Phase + 1, Count: p.Phases, Elapsed: p.Elapsed, Duration: p.Total, RunElapsed: l.At},
 		Load: tui.Load{OfferedPerSec: p.OfferedRate, AchievedPerSec: p.OKPerS, Users: p.Users, Sent: p.Sent, OK: p.OK,
-			NotSent: p.NotSent, InFlight: int(p.InFlight), P50: p.IntervalP50, P99: p.IntervalP99},
+			NotSent: p.NotSent, InFlight: int(p.InFlight), P50: p.IntervalP50, P95: p.IntervalP95, P99: p.IntervalP99},
 		CPUPerRequest: time.Duration(l.Target.CPUUSPerReq * float64(time.Microsecond)),
 	}
 	for _, e := range []struct {
@@ -39,11 +39,17 @@ func Frame(title string, l collect.Live) tui.Frame {
 			f.Load.Errors = append(f.Load.Errors, tui.ErrorCount{Class: e.class, Count: e.n})
 		}
 	}
-	if tp := l.Target; tp.HasAgent {
+	switch tp := l.Target; {
+	case tp.HasAgent:
 		f.Runtime = &tui.Runtime{GOMAXPROCS: tp.GOMAXPROCS, Goroutines: int(tp.Goroutines), Running: int(tp.Running),
 			Runnable: int(tp.Runnable), Waiting: int(tp.Waiting), Syscall: int(tp.NotInGo), Threads: int(tp.Threads),
 			SchedLatencyP99: time.Duration(tp.SchedLatencyP99MS * float64(time.Millisecond)),
 			GCPauseP99:      time.Duration(tp.GCPauseMaxMS * float64(time.Millisecond))}
+	case tp.Goroutines > 0:
+		// Only net/http/pprof: the goroutine profile's count, and threads
+		// from /proc when the target is local, else threadcreate's count.
+		f.Runtime = &tui.Runtime{PprofOnly: true, Goroutines: int(tp.Goroutines), Threads: int(tp.Threads),
+			ThreadsCreated: !tp.HasProc}
 	}
 	return f
 }
@@ -98,7 +104,7 @@ func NoteVerdicts(notes []rundir.Note) []tui.Verdict {
 // failed), the reason the run stopped and where its summary is.
 func RunSummary(out *collect.Outcome, d *derive.Derived) *tui.Summary {
 	s := &tui.Summary{Title: "run " + out.Manifest.Status, RunDirs: []string{out.Dir}, Stopped: out.Manifest.Status == rundir.StatusInterrupted}
-	s.Table.Header = []string{"phase", "offered/s", "2xx/s", "p50", "p99", "not sent", "errors"}
+	s.Table.Header = []string{"phase", "offered/s", "2xx/s", "p50", "p95", "p99", "not sent", "errors"}
 	if res := out.Result; res != nil {
 		for _, ph := range res.Phases {
 			offered := fmt.Sprintf("%.0f", ph.OfferedRate)
@@ -106,7 +112,8 @@ func RunSummary(out *collect.Outcome, d *derive.Derived) *tui.Summary {
 				offered = fmt.Sprintf("%d users", ph.Users) // closed model: no offered rate
 			}
 			s.Table.Rows = append(s.Table.Rows, []string{ph.Name, offered, fmt.Sprintf("%.0f", ph.OKPerS),
-				fmt.Sprintf("%.1f ms", ph.Latency.P50), fmt.Sprintf("%.1f ms", ph.Latency.P99), fmt.Sprint(ph.NotSent), fmt.Sprint(ph.Errors.Total())})
+				fmt.Sprintf("%.1f ms", ph.Latency.P50), fmt.Sprintf("%.1f ms", ph.Latency.P95), fmt.Sprintf("%.1f ms", ph.Latency.P99),
+				fmt.Sprint(ph.NotSent), fmt.Sprint(ph.Errors.Total())})
 		}
 	}
 	if d != nil {
@@ -129,4 +136,11 @@ func RunSummary(out *collect.Outcome, d *derive.Derived) *tui.Summary {
 	}
 	s.Notes = append(s.Notes, "summary: "+out.Dir+"/"+rundir.SummaryFile)
 	return s
+}
+
+// FailedSummary is the dashboard's end screen for a run that failed before
+// it had a run directory to summarise (the target refused connections, its
+// command exited at once): err, on screen at once.
+func FailedSummary(err error) *tui.Summary {
+	return &tui.Summary{Title: "run failed", Err: err.Error()}
 }
