@@ -114,7 +114,7 @@ func phaseGroup(i int, ph load.PhaseResult, pf *rundir.PhaseFigures, an *rundir.
 	}{
 		{"p50", "latency p50", 50, ph.Latency.P50},
 		{"p90", "latency p90", 90, ph.Latency.P90},
-		{"p95", "latency p95", 95, 0},
+		{"p95", "latency p95", 95, ph.Latency.P95},
 		{"p99", "latency p99", 99, ph.Latency.P99},
 		{"p999", "latency p99.9", 99.9, ph.Latency.P999},
 		{"max", "latency max", 100, ph.Latency.Max},
@@ -123,7 +123,7 @@ func phaseGroup(i int, ph load.PhaseResult, pf *rundir.PhaseFigures, an *rundir.
 		switch {
 		case hp.latency != nil && hp.latency.TotalCount() > 0:
 			dur(l.metric, l.label, float64(valueAt(hp.latency, l.q)), Lower)
-		case l.fromResult > 0 || ph.Latency.Count > 0 && l.q != 95:
+		case l.fromResult > 0 || ph.Latency.Count > 0:
 			dur(l.metric, l.label, l.fromResult*1e6, Lower)
 		}
 	}
