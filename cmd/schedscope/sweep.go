@@ -20,7 +20,8 @@ import (
 	"github.com/schedscope/schedscope/internal/tui"
 )
 
-const sweepSynopsis = "sweep (--cmd 'COMMAND' --url URL | --fixture 'SCENARIO --model M') --gomaxprocs 1,2,4 --rates 500,1000,2000 [flags]\n" +
+const sweepSynopsis = "sweep (--cmd 'COMMAND' --url URL | --fixture 'SCENARIO --model M') --gomaxprocs 1,2,4 (--rates 500,1000,2000 | --users 10,50,200 [--think D]) [flags]\n" +
+	"       schedscope sweep --fixture 'SCENARIO' --models goroutine,pool --set workers=20,200 --gomaxprocs 2 --rates 500,1000 [flags]\n" +
 	"       schedscope sweep --resume DIR"
 
 // runSweep is `schedscope sweep`: flags -> sweep.Config -> sweep.Run, then
@@ -30,6 +31,8 @@ func runSweep(ctx context.Context, s *stdio, args []string) error {
 	var (
 		cfg                 sweep.Config
 		gomaxprocs, rates   string
+		users, models       string
+		sets                setFlag
 		out, resume, client string
 		timeout             time.Duration
 		noReport            bool
@@ -40,11 +43,15 @@ func runSweep(ctx context.Context, s *stdio, args []string) error {
 	fs.StringVar(&cfg.URL, "url", "", "URL the load is sent to; it must answer 2xx before any load is sent")
 	fs.StringVar(&cfg.Fixture, "fixture", "", "run schedscope's own fixture as the target: 'SCENARIO[?QUERY] [fixture flags]', e.g. 'sleep --model pool --workers 8' or 'cpu?rounds=20000'")
 	fs.StringVar(&gomaxprocs, "gomaxprocs", "", "GOMAXPROCS values to sweep, e.g. 1,2,4,8")
-	fs.StringVar(&rates, "rates", "", "offered rates of the ladder in req/s, e.g. 500,1000,2000")
-	fs.IntVar(&cfg.Iterations, "iterations", sweep.DefaultIterations, "fresh processes per GOMAXPROCS value; figures are medians over them")
-	fs.DurationVar(&cfg.Warmup, "warmup", 10*time.Second, "warm-up at the lowest rate after each start, not recorded")
-	fs.DurationVar(&cfg.Duration, "duration", sweep.DefaultDuration, "length of each rate's phase")
-	fs.DurationVar(&cfg.Pause, "pause", 5*time.Second, "pause after the warm-up and between rates")
+	fs.StringVar(&rates, "rates", "", "open model: offered rates of the ladder in req/s, e.g. 500,1000,2000")
+	fs.StringVar(&users, "users", "", "closed model instead of --rates: user counts of the ladder, e.g. 10,50,200 (each user sends, waits for the answer, thinks, repeats)")
+	fs.DurationVar(&cfg.Think, "think", 0, "closed model: each user's pause between an answer and its next request")
+	fs.StringVar(&models, "models", "", "with --fixture: the fixture's concurrency models to sweep, e.g. goroutine,pool,threads (each passed as --model)")
+	fs.Var(&sets, "set", "with --fixture, repeatable: sweep a fixture flag, NAME=V1,V2 (e.g. workers=20,200 or db-pool=10,50; passed as --NAME=V); NAME one of "+strings.Join(sweep.FixtureFlags, ", "))
+	fs.IntVar(&cfg.Iterations, "iterations", sweep.DefaultIterations, "fresh processes per line (GOMAXPROCS, model and --set values); figures are medians over them")
+	fs.DurationVar(&cfg.Warmup, "warmup", 10*time.Second, "warm-up at the lowest load after each start, not recorded")
+	fs.DurationVar(&cfg.Duration, "duration", sweep.DefaultDuration, "length of each load's phase")
+	fs.DurationVar(&cfg.Pause, "pause", 5*time.Second, "pause after the warm-up and between loads")
 	fs.StringVar(&out, "out", "", "sweep directory (default runs/sweep-TIME)")
 	fs.StringVar(&resume, "resume", "", "continue the interrupted sweep in DIR (its plan is used; other flags are ignored, but for the token and a --cmd or --url that sweep.json holds redacted, which must be given again)")
 	fs.BoolVar(&cfg.Live, "live", false, "one process: change GOMAXPROCS through the agent instead of restarting (a warmed heap and pools carry over)")
@@ -100,6 +107,10 @@ func runSweep(ctx context.Context, s *stdio, args []string) error {
 		if cfg.Rates, err = sweepFloats(rates); err != nil {
 			return usageErr("--rates: %v", err)
 		}
+		if cfg.Users, err = sweepInts(users); err != nil {
+			return usageErr("--users: %v", err)
+		}
+		cfg.Models, cfg.Sets = sweepList(models), sets.axes
 		if cfg.Fixture != "" {
 			if err := useFixture(&cfg); err != nil {
 				return usageErr("%v", err)
@@ -193,25 +204,80 @@ func useFixture(cfg *sweep.Config) error {
 	if cfg.Agent == "" {
 		cfg.Agent, cfg.AgentOptional = ft.Agent, true
 	}
-	if cfg.ConcurrencyLimit == 0 && len(cfg.GOMAXPROCS) > 0 {
+	switch {
+	case cfg.ConcurrencyLimit != 0 || len(cfg.GOMAXPROCS) == 0:
+	case len(cfg.Models) > 0:
+		// The limit of the bounded models' lines (the report gives an
+		// unbounded model's lines none): the spec's --workers, else the
+		// fixture's default, per line.
+		cfg.ConcurrencyLimit = ft.Workers
+	default:
 		cfg.ConcurrencyLimit = ft.ConcurrencyLimit(cfg.GOMAXPROCS[len(cfg.GOMAXPROCS)-1])
 	}
 	return nil
 }
 
+// setFlag is the repeatable --set NAME=V1,V2.
+type setFlag struct{ axes []rundir.SetAxis }
+
+func (f *setFlag) String() string {
+	var parts []string
+	for _, ax := range f.axes {
+		parts = append(parts, ax.Name+"="+strings.Join(ax.Values, ","))
+	}
+	return strings.Join(parts, " ")
+}
+
+func (f *setFlag) Set(s string) error {
+	name, values, ok := strings.Cut(s, "=")
+	name = strings.TrimLeft(strings.TrimSpace(name), "-")
+	if !ok || name == "" {
+		return fmt.Errorf("want NAME=V1,V2, e.g. workers=20,200")
+	}
+	f.axes = append(f.axes, rundir.SetAxis{Name: name, Values: sweepList(values)})
+	return nil
+}
+
+// printSweepSummary prints one row per line (GOMAXPROCS, and the model and
+// fixture flags when swept), then the scaling and recommendation: the
+// sweep's, or each family's when lines differ in more than GOMAXPROCS.
 func printSweepSummary(s *stdio, r *report.SweepReport) {
 	a := r.Analysis
-	fmt.Fprintln(s.out, "GOMAXPROCS  knee req/s  ceiling 2xx/s  low-load p50  limit")
+	width := len("line")
+	closed := false
+	for _, l := range a.Levels {
+		width = max(width, len(l.Label))
+		closed = closed || l.Closed
+	}
+	kneeCol := "knee req/s"
+	if closed {
+		kneeCol = "knee users"
+	}
+	fmt.Fprintf(s.out, "%-*s  %10s  %13s  %12s  %12s  %s\n", width, "line", kneeCol, "ceiling 2xx/s", "low-load p50", "low-load p95", "limit")
 	for _, l := range a.Levels {
 		limit := string(l.Limit)
 		if limit == "" {
 			limit = "not reached"
 		}
-		fmt.Fprintf(s.out, "%10d  %10.0f  %13.1f  %9.2f ms  %s\n", l.GOMAXPROCS, l.Knee, l.Ceiling, float64(l.LowLoadP50)/1e6, limit)
+		p95 := "-"
+		if len(l.Cells) > 0 && l.Cells[0].P95 > 0 {
+			p95 = fmt.Sprintf("%.2f ms", float64(l.Cells[0].P95)/1e6)
+		}
+		fmt.Fprintf(s.out, "%-*s  %10.0f  %13.1f  %9.2f ms  %12s  %s\n", width, l.Label, l.Knee, l.Ceiling, float64(l.LowLoadP50)/1e6, p95, limit)
 	}
-	fmt.Fprintf(s.out, "scaling: %s: %s\n", a.Scaling.Kind, a.Scaling.Reason)
-	if a.Recommendation.GOMAXPROCS > 0 {
-		fmt.Fprintf(s.out, "recommended GOMAXPROCS: %d: %s\n", a.Recommendation.GOMAXPROCS, a.Recommendation.Reason)
+	cpus := report.CPUs(r.Sweep.Plan)
+	if len(a.Families) > 1 {
+		for _, f := range a.Families {
+			fmt.Fprintf(s.out, "%s: scaling %s: %s\n", f.Label, f.Scaling.Kind, f.Scaling.Reason)
+			if f.Recommendation.GOMAXPROCS > 0 {
+				fmt.Fprintf(s.out, "%s: recommended %s: %s\n", f.Label, rundir.GOMAXPROCSLabel(f.Recommendation.GOMAXPROCS, cpus), f.Recommendation.Reason)
+			}
+		}
+	} else {
+		fmt.Fprintf(s.out, "scaling: %s: %s\n", a.Scaling.Kind, a.Scaling.Reason)
+		if a.Recommendation.GOMAXPROCS > 0 {
+			fmt.Fprintf(s.out, "recommended %s: %s\n", rundir.GOMAXPROCSLabel(a.Recommendation.GOMAXPROCS, cpus), a.Recommendation.Reason)
+		}
 	}
 	fmt.Fprintf(s.out, "report: %s\n", strings.Join(r.Files, ", "))
 }

@@ -1,8 +1,15 @@
-// Package capacity turns the measurements of a GOMAXPROCS sweep into the
-// figures a person tunes with: the knee of each rate ladder, the ceiling, what
-// Little's law predicts, whether throughput scales with the number of Ps
-// (CPU-bound) or not (blocking-bound), how many Ps the load needs, and a
-// recommended GOMAXPROCS with its reason.
+// Package capacity turns the measurements of a sweep into the figures a
+// person tunes with: per line (a GOMAXPROCS value, and the fixture's model
+// and flag values when those were swept) the knee of its load ladder, the
+// ceiling, what held it and what Little's law predicts; then, across the
+// GOMAXPROCS values of lines that differ in nothing else, whether
+// throughput scales with the number of Ps (CPU-bound) or not
+// (blocking-bound), how many Ps the load needs, and a recommended
+// GOMAXPROCS with its reason.
+//
+// A line's load is open-model rates (the x value is the offered rate) or
+// closed-model users (the x value is the number of users); see
+// analyzeLevel for the served rule of each.
 //
 // Everything here is a pure function of its input: no clock, no I/O.
 package capacity
@@ -11,17 +18,28 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/schedscope/schedscope/internal/rundir"
 )
 
-// Sample is one measured phase: one offered rate, at one GOMAXPROCS, in one
-// iteration (one target process).
+// Sample is one measured phase: one load (an offered rate or a number of
+// closed-model users) on one line, in one iteration (one target process).
 type Sample struct {
-	GOMAXPROCS  int
-	Iteration   int
-	OfferedRate float64 // requests per second the generator tried to send
+	GOMAXPROCS int
+	// Model and Set are the fixture's model and swept flag values; empty
+	// when not swept.
+	Model     string
+	Set       rundir.Settings
+	Iteration int
+	// OfferedRate is the requests per second the generator tried to send
+	// (open model); Users the closed model's users (OfferedRate is then 0).
+	OfferedRate float64
+	Users       int
+	// OK is the phase's 2xx responses (used for the closed model's error
+	// share); 0 when unknown.
+	OK int64
 
 	// OKPerSec is the target's throughput at this offered rate: the load
 	// generator's 2xx/s, the rate at which the target answered the phase's
@@ -33,6 +51,8 @@ type Sample struct {
 	// phase. 0 when unknown (OKPerSec is used instead).
 	Answered float64
 	P50, P99 time.Duration // latency from the intended send time
+	// P95 and Mean are the latency's p95 and mean; 0 when unknown.
+	P95, Mean time.Duration
 	// ServiceP50 is the median service time, from the actual send: the
 	// target's time without the generator's send lag. 0 when unknown.
 	ServiceP50 time.Duration
@@ -54,11 +74,27 @@ type Sample struct {
 	// its agent, and /proc for threads); 0 when unknown.
 	Goroutines, Threads float64
 
-	// GeneratorBound says the load generator, not the target, limited the
-	// phase; such a phase is shown but never used for the knee. It still
-	// counts for the ceiling when the generator sent (almost) every planned
-	// request: a late generator delays requests but still offers them.
+	// GeneratorBound says the load generator may have limited the phase.
+	// Such a phase still counts as served when it passes the served rule
+	// (the generator's lag is inside the latency, which is measured from
+	// the intended send time, so it can only make the phase look worse);
+	// when it fails the rule it is shown but neither served nor a break in
+	// the ladder, since the failure may be the generator's. It counts for
+	// the ceiling when the generator sent (almost) every planned request.
 	GeneratorBound bool
+}
+
+// Line is the sample's line.
+func (s Sample) Line() rundir.Line {
+	return rundir.Line{GOMAXPROCS: s.GOMAXPROCS, Model: s.Model, Set: s.Set}
+}
+
+// x is the sample's load: users (closed model) or the offered rate.
+func (s Sample) x() float64 {
+	if s.Users > 0 {
+		return float64(s.Users)
+	}
+	return s.OfferedRate
 }
 
 // Options tunes the rules. The zero value means the documented defaults.
@@ -76,7 +112,21 @@ type Options struct {
 	// ConcurrencyLimit is the target's known limit on requests in service
 	// (a pool's workers, a bulkhead's permits); 0 when unknown. It enables
 	// the Little's-law prediction ConcurrencyLimit / low-load latency.
-	ConcurrencyLimit int
+	// LineConcurrencyLimit, when set, gives it per line instead (a swept
+	// model or --set workers changes it).
+	ConcurrencyLimit     int
+	LineConcurrencyLimit func(rundir.Line) int
+	// ClosedGrowth: on a closed-model line, a user count is served when
+	// its 2xx/s reach ClosedGrowth x users / (think + low-load latency), the
+	// throughput the users would give if latency stayed at its low-load
+	// value (Little's law). Default 0.9.
+	ClosedGrowth float64
+	// Think is the closed model's think time (see Sample.Users).
+	Think time.Duration
+	// CPUs is the number of CPUs the targets could use (the pinned set or
+	// the machine's); 0 when unknown. A GOMAXPROCS above it is labelled,
+	// its limit is the CPU count, and it is recommended only with a warning.
+	CPUs int
 }
 
 func (o Options) withDefaults() Options {
@@ -89,17 +139,35 @@ func (o Options) withDefaults() Options {
 	if o.PlateauTolerance <= 0 {
 		o.PlateauTolerance = 0.05
 	}
+	if o.ClosedGrowth <= 0 {
+		o.ClosedGrowth = 0.9
+	}
 	return o
 }
 
-// Cell is the median over iterations of one (GOMAXPROCS, offered rate).
+func (o Options) limitOf(l rundir.Line) int {
+	if o.LineConcurrencyLimit != nil {
+		return o.LineConcurrencyLimit(l)
+	}
+	return o.ConcurrencyLimit
+}
+
+// over reports whether gomaxprocs exceeds the known CPU count.
+func (o Options) over(gomaxprocs int) bool { return o.CPUs > 0 && gomaxprocs > o.CPUs }
+
+// Cell is the median over iterations of one (line, load).
 type Cell struct {
 	GOMAXPROCS    int
+	Model         string
+	Set           rundir.Settings
 	OfferedRate   float64
+	Users         int // closed model; OfferedRate is then 0
 	Iterations    int // samples the medians were taken over (see Cells)
+	OK            int64
 	OKPerSec      float64
 	Answered      float64 // see Sample.Answered; OKPerSec when unknown
-	P50, P99      time.Duration
+	P50, P95, P99 time.Duration
+	Mean          time.Duration
 	ServiceP50    time.Duration
 	Errors        int64
 	NotSent       int64
@@ -113,12 +181,26 @@ type Cell struct {
 	// GeneratorBound is true when every iteration of this cell was
 	// generator-bound.
 	GeneratorBound bool
-	// Served: Answered >= ServedFraction x offered and p99 <= P99Factor x
-	// the low-load p99. Always false for a generator-bound cell.
+	// Served: open model, Answered >= ServedFraction x offered and p99 <=
+	// P99Factor x the low-load p99; closed model, see analyzeLevel. A
+	// generator-bound cell can be served (see Sample.GeneratorBound).
 	Served bool
-	// Knee marks the cell whose rate is its level's knee.
+	// Knee marks the cell whose load is its line's knee.
 	Knee bool
 }
+
+// X is the cell's load: users (closed model) or the offered rate.
+func (c Cell) X() float64 {
+	if c.Users > 0 {
+		return float64(c.Users)
+	}
+	return c.OfferedRate
+}
+
+// Ambiguous reports whether the cell failed the served rule while the
+// generator may have been the limit: it is neither served nor a break in
+// the ladder.
+func (c Cell) Ambiguous() bool { return c.GeneratorBound && !c.Served }
 
 // FullyOffered reports whether the generator sent at least 99 % of the
 // requests it planned (always true when Planned is unknown).
@@ -126,13 +208,24 @@ func (c Cell) FullyOffered() bool {
 	return c.Planned <= 0 || float64(c.NotSent) <= 0.01*float64(c.Planned)
 }
 
-// Level is everything measured at one GOMAXPROCS value.
+// Level is everything measured on one line: one GOMAXPROCS value, and one
+// model and set of fixture flag values when those were swept. (It kept the
+// name from when GOMAXPROCS was the only axis.)
 type Level struct {
 	GOMAXPROCS int
-	Cells      []Cell // ascending offered rate
+	// Line is the level's line; Label names it ("pool, GOMAXPROCS 2,
+	// workers=20", with "(> N CPUs)" after a GOMAXPROCS above the CPUs).
+	Line  rundir.Line
+	Label string
+	// Closed: the load axis is closed-model users; Knee is then a user
+	// count, and the cells' X is users.
+	Closed bool
+	// OverCPUs: GOMAXPROCS exceeds Options.CPUs.
+	OverCPUs bool
+	Cells    []Cell // ascending load
 
-	// Knee is the highest offered rate served with every lower usable rate
-	// also served; 0 when even the lowest rate was not served.
+	// Knee is the highest load (offered rate, or users) served with every
+	// lower usable load also served; 0 when even the lowest was not served.
 	Knee float64
 	// Ceiling is the highest OKPerSec of any fully offered cell (see
 	// Cell.FullyOffered).
@@ -186,24 +279,33 @@ type Level struct {
 
 // Thresholds of the limit classification.
 const (
-	busyPsShare     = 0.8  // of GOMAXPROCS, for rundir.KindLimitPs
+	busyPsShare     = 0.8  // of GOMAXPROCS (or the CPUs, when fewer), for rundir.KindLimitPs
 	machineBusy     = 0.9  // share of the machine's CPUs, for rundir.KindLimitCPUStarved
 	cpuBoundShare   = 0.3  // CPU fraction above which requests are CPU-heavy
 	littleTolerance = 0.15 // ceiling vs Little's-law prediction
 )
 
 // classifyLimit fills l.Limit and l.LimitReason; it needs BusyPs,
-// CPUFraction and LittlePrediction already set.
-func classifyLimit(l *Level) {
+// CPUFraction and LittlePrediction already set. cpus is Options.CPUs.
+func classifyLimit(l *Level, cpus int) {
 	if !l.Saturated || l.Ceiling <= 0 {
 		return
 	}
 	ps := float64(l.GOMAXPROCS)
+	usable := ps
+	if l.OverCPUs {
+		usable = float64(cpus)
+	}
 	machineSaturated := l.MachineBusy >= machineBusy
 	switch {
 	case l.BusyPs <= 0:
 		l.Limit = rundir.KindLimitElsewhere
 		l.LimitReason = "the target's CPU was not measured, so the Ps cannot be judged"
+	case l.OverCPUs && (l.BusyPs >= busyPsShare*usable || l.CPUFraction >= cpuBoundShare || machineSaturated):
+		// More Ps than CPUs: the Ps wait for the CPUs, whoever else runs.
+		l.Limit = rundir.KindLimitCPUStarved
+		l.LimitReason = fmt.Sprintf("GOMAXPROCS %d exceeds the %d CPUs the target could use: its Ps take turns on those CPUs, so the CPU count itself is the limit (%.2f cores busy at the ceiling, the machine's CPUs %s busy)",
+			l.GOMAXPROCS, cpus, l.BusyPs, share(l.MachineBusy))
 	case l.BusyPs >= busyPsShare*ps:
 		l.Limit = rundir.KindLimitPs
 		l.LimitReason = fmt.Sprintf("the target kept %.2f of its %d Ps busy at the ceiling: the Ps are the limit", l.BusyPs, l.GOMAXPROCS)
@@ -254,7 +356,7 @@ type Scaling struct {
 // Carriers estimates how many Ps a rate needs: concurrency x CPU fraction,
 // which by Little's law is Rate x CPUPerRequest.
 type Carriers struct {
-	Rate          float64       // the highest offered rate
+	Rate          float64       // the highest offered rate (closed model: the highest 2xx/s)
 	Latency       time.Duration // low-load service time used for the concurrency
 	Concurrency   float64       // Rate x Latency
 	CPUPerRequest time.Duration
@@ -268,9 +370,32 @@ type Recommendation struct {
 	Reason     string
 }
 
+// Family is the lines that differ only in GOMAXPROCS: one model and one
+// set of fixture flag values. Scaling, carriers and the recommendation are
+// judged within a family, where GOMAXPROCS is the only thing that varies.
+type Family struct {
+	Model string
+	Set   rundir.Settings
+	// Label names the family ("pool, workers=20"); "" for the only family
+	// of a GOMAXPROCS-only sweep.
+	Label          string
+	Levels         []Level // ascending GOMAXPROCS
+	Scaling        Scaling
+	Carriers       Carriers
+	Recommendation Recommendation
+}
+
 // Analysis is the result of Analyze.
 type Analysis struct {
-	Levels         []Level // ascending GOMAXPROCS
+	// Levels are the lines: grouped by family (model, then fixture flag
+	// values, in the order the samples first show them), ascending
+	// GOMAXPROCS within each. A GOMAXPROCS-only sweep has one family.
+	Levels   []Level
+	Families []Family
+	// Scaling, Carriers and Recommendation are the only family's; with
+	// several families they are not judged across them (the Kind is
+	// ScalingUnknown, the GOMAXPROCS 0, and the Reasons say so): see each
+	// Family.
 	Scaling        Scaling
 	Carriers       Carriers
 	Recommendation Recommendation
@@ -279,47 +404,98 @@ type Analysis struct {
 	Notes []string
 }
 
-// Analyze groups samples by GOMAXPROCS and offered rate, takes medians over
-// iterations and derives the knee, ceiling, scaling, carriers needed and the
-// recommendation. It returns an error when samples is empty.
+// Analyze groups samples by line and load, takes medians over iterations
+// and derives each line's knee, ceiling and limit, then per family the
+// scaling, carriers needed and the recommendation. It returns an error
+// when samples is empty.
 func Analyze(samples []Sample, opt Options) (Analysis, error) {
 	if len(samples) == 0 {
 		return Analysis{}, fmt.Errorf("capacity: no samples")
 	}
 	opt = opt.withDefaults()
 	var a Analysis
-	for _, gmp := range distinctGOMAXPROCS(samples) {
-		a.Levels = append(a.Levels, analyzeLevel(gmp, samples, opt))
+	for _, f := range families(samples) {
+		fam := Family{Model: f.Model, Set: f.Set}
+		fam.Label = familyLabel(f.Model, f.Set)
+		for _, gmp := range distinctGOMAXPROCS(samples, f) {
+			line := rundir.Line{GOMAXPROCS: gmp, Model: f.Model, Set: f.Set}
+			fam.Levels = append(fam.Levels, analyzeLevel(line, samples, opt))
+		}
+		a.Families = append(a.Families, fam)
 	}
 	// A request's service time at low load does not depend on GOMAXPROCS;
 	// on a busy machine it is inflated at some levels by waiting for a CPU.
-	// The shortest one measured is the best estimate of the real one, so
-	// the CPU fraction of every level uses it.
-	service := time.Duration(0)
-	for _, l := range a.Levels {
-		if l.LowLoadService > 0 && (service == 0 || l.LowLoadService < service) {
-			service = l.LowLoadService
+	// The shortest one measured in a family is the best estimate of the
+	// real one, so the CPU fraction of every level of it uses it.
+	for fi := range a.Families {
+		fam := &a.Families[fi]
+		service := time.Duration(0)
+		for _, l := range fam.Levels {
+			if l.LowLoadService > 0 && (service == 0 || l.LowLoadService < service) {
+				service = l.LowLoadService
+			}
 		}
-	}
-	for i := range a.Levels {
-		l := &a.Levels[i]
-		if service > 0 {
-			l.CPUFraction = float64(l.CPUPerRequest) / float64(service)
+		for i := range fam.Levels {
+			l := &fam.Levels[i]
+			if service > 0 {
+				l.CPUFraction = float64(l.CPUPerRequest) / float64(service)
+			}
+			classifyLimit(l, opt.CPUs)
 		}
-		classifyLimit(l)
+		fam.Scaling = classify(fam.Levels, opt.CPUs)
+		fam.Carriers = carriersNeeded(fam.Levels)
+		fam.Recommendation = recommend(fam.Levels, fam.Scaling, fam.Carriers, opt)
+		a.Levels = append(a.Levels, fam.Levels...)
 	}
-	a.Scaling = classify(a.Levels)
-	a.Carriers = carriersNeeded(a.Levels)
-	a.Recommendation = recommend(a.Levels, a.Scaling, a.Carriers, opt)
+	if len(a.Families) == 1 {
+		f := a.Families[0]
+		a.Scaling, a.Carriers, a.Recommendation = f.Scaling, f.Carriers, f.Recommendation
+	} else {
+		why := "the sweep varies the model or fixture flags as well as GOMAXPROCS, and lines that differ in more than GOMAXPROCS say nothing about the Ps"
+		a.Scaling = Scaling{Kind: ScalingUnknown, Reason: why + ": scaling is judged per model and flag values"}
+		a.Recommendation = Recommendation{Reason: why + ": no single GOMAXPROCS is recommended; see each model and flag values' own"}
+	}
 	a.Notes = notes(a.Levels)
 	return a, nil
 }
 
-func distinctGOMAXPROCS(samples []Sample) []int {
+// familyKey is a family's identity.
+type familyKey struct {
+	Model string
+	Set   rundir.Settings
+}
+
+// families returns the distinct (model, set) pairs in the order samples
+// first show them (a sweep's plan order).
+func families(samples []Sample) []familyKey {
+	seen := map[familyKey]bool{}
+	var out []familyKey
+	for _, s := range samples {
+		k := familyKey{s.Model, s.Set}
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+func familyLabel(model string, set rundir.Settings) string {
+	var parts []string
+	if model != "" {
+		parts = append(parts, model)
+	}
+	for _, kv := range set.Pairs() {
+		parts = append(parts, kv[0]+"="+kv[1])
+	}
+	return strings.Join(parts, ", ")
+}
+
+func distinctGOMAXPROCS(samples []Sample, f familyKey) []int {
 	seen := map[int]bool{}
 	var out []int
 	for _, s := range samples {
-		if !seen[s.GOMAXPROCS] {
+		if s.Model == f.Model && s.Set == f.Set && !seen[s.GOMAXPROCS] {
 			seen[s.GOMAXPROCS] = true
 			out = append(out, s.GOMAXPROCS)
 		}
@@ -328,29 +504,35 @@ func distinctGOMAXPROCS(samples []Sample) []int {
 	return out
 }
 
-// Cells returns the per-(GOMAXPROCS, rate) medians, sorted by GOMAXPROCS then
-// rate, without the served/knee judgement. The medians are taken over the
-// iterations that were not generator-bound, when there is one; a cell is
-// generator-bound only when every iteration was.
+// Cells returns the per-(line, load) medians, sorted by model, set,
+// GOMAXPROCS, then load, without the served/knee judgement. The medians
+// are taken over the iterations that were not generator-bound, when there
+// is one; a cell is generator-bound only when every iteration was.
 func Cells(samples []Sample) []Cell {
 	type key struct {
-		gmp  int
-		rate float64
+		line rundir.Line
+		x    float64
 	}
 	groups := map[key][]Sample{}
 	var keys []key
 	for _, s := range samples {
-		k := key{s.GOMAXPROCS, s.OfferedRate}
+		k := key{s.Line(), s.x()}
 		if _, ok := groups[k]; !ok {
 			keys = append(keys, k)
 		}
 		groups[k] = append(groups[k], s)
 	}
 	sort.Slice(keys, func(i, j int) bool {
-		if keys[i].gmp != keys[j].gmp {
-			return keys[i].gmp < keys[j].gmp
+		a, b := keys[i].line, keys[j].line
+		switch {
+		case a.Model != b.Model:
+			return a.Model < b.Model
+		case a.Set != b.Set:
+			return a.Set.String() < b.Set.String()
+		case a.GOMAXPROCS != b.GOMAXPROCS:
+			return a.GOMAXPROCS < b.GOMAXPROCS
 		}
-		return keys[i].rate < keys[j].rate
+		return keys[i].x < keys[j].x
 	})
 	cells := make([]Cell, 0, len(keys))
 	for _, k := range keys {
@@ -366,7 +548,10 @@ func Cells(samples []Sample) []Cell {
 		if len(kept) > 0 {
 			g = kept
 		}
-		c := Cell{GOMAXPROCS: k.gmp, OfferedRate: k.rate, Iterations: len(g), GeneratorBound: len(kept) == 0}
+		first := g[0]
+		c := Cell{GOMAXPROCS: k.line.GOMAXPROCS, Model: k.line.Model, Set: k.line.Set, OfferedRate: first.OfferedRate, Users: first.Users,
+			Iterations: len(g), GeneratorBound: len(kept) == 0}
+		c.OK = int64(math.Round(median(g, func(s Sample) float64 { return float64(s.OK) })))
 		c.OKPerSec = median(g, func(s Sample) float64 { return s.OKPerSec })
 		c.Answered = median(g, func(s Sample) float64 {
 			if s.Answered > 0 {
@@ -375,7 +560,9 @@ func Cells(samples []Sample) []Cell {
 			return s.OKPerSec
 		})
 		c.P50 = time.Duration(median(g, func(s Sample) float64 { return float64(s.P50) }))
+		c.P95 = time.Duration(median(g, func(s Sample) float64 { return float64(s.P95) }))
 		c.P99 = time.Duration(median(g, func(s Sample) float64 { return float64(s.P99) }))
+		c.Mean = time.Duration(median(g, func(s Sample) float64 { return float64(s.Mean) }))
 		c.ServiceP50 = time.Duration(median(g, func(s Sample) float64 { return float64(s.ServiceP50) }))
 		c.Errors = int64(math.Round(median(g, func(s Sample) float64 { return float64(s.Errors) })))
 		c.NotSent = int64(math.Round(median(g, func(s Sample) float64 { return float64(s.NotSent) })))
@@ -391,16 +578,35 @@ func Cells(samples []Sample) []Cell {
 	return cells
 }
 
-func analyzeLevel(gmp int, samples []Sample, opt Options) Level {
+// analyzeLevel judges one line.
+//
+// Open model (rates): a rate is served when its 2xx answers per second reach
+// ServedFraction (99 %) of the offered rate and its p99 stays within
+// P99Factor (2x) of the p99 at the lowest rate.
+//
+// Closed model (users): U users with think time Z and latency R give
+// U / (Z + R) requests per second (Little's law), so throughput grows with
+// the users as long as the latency stays put. A user count is served when
+// its 2xx/s reach ClosedGrowth (90 %) of U / (Z + R0), R0 the mean latency
+// at the lowest user count (its p50 when the mean was not recorded), and at
+// most 1 % of its answers were errors. Equivalently: Z + R grew by at most
+// 1/0.9 - 1 = 11 % over the low-load cycle. The knee is the largest user
+// count served with every smaller one served too, the last one whose
+// throughput still grows in step with the users; the ceiling is the
+// highest 2xx/s.
+//
+// Either way a generator-bound cell that passes the rule is served, and one
+// that fails it is skipped: neither served nor a break in the ladder.
+func analyzeLevel(line rundir.Line, samples []Sample, opt Options) Level {
 	var mine []Sample
 	for _, s := range samples {
-		if s.GOMAXPROCS == gmp {
+		if s.Line() == line {
 			mine = append(mine, s)
 		}
 	}
-	l := Level{GOMAXPROCS: gmp, Cells: Cells(mine)}
+	l := Level{GOMAXPROCS: line.GOMAXPROCS, Line: line, Label: line.Label(opt.CPUs), OverCPUs: opt.over(line.GOMAXPROCS), Cells: Cells(mine)}
 
-	// The low-load latency is the lowest rate's, even when that cell was
+	// The low-load latency is the lowest load's, even when that cell was
 	// generator-bound: a late generator only adds its lag to the latency
 	// (which is measured from the intended send time), making the p99
 	// rule more lenient, never stricter; a higher, overloaded rate would
@@ -408,10 +614,15 @@ func analyzeLevel(gmp int, samples []Sample, opt Options) Level {
 	if len(l.Cells) == 0 {
 		return l
 	}
+	l.Closed = l.Cells[0].Users > 0
 	l.LowLoadP50, l.LowLoadP99 = l.Cells[0].P50, l.Cells[0].P99
 	l.LowLoadService = l.Cells[0].ServiceP50
 	if l.LowLoadService <= 0 {
 		l.LowLoadService = l.LowLoadP50
+	}
+	cycle := opt.Think + l.Cells[0].Mean // the closed model's low-load think + latency
+	if l.Cells[0].Mean <= 0 {
+		cycle = opt.Think + l.LowLoadP50
 	}
 
 	kneeAt, ceilingAt := -1, -1
@@ -419,9 +630,22 @@ func analyzeLevel(gmp int, samples []Sample, opt Options) Level {
 	var cpuServed, cpuAll []float64
 	for i := range l.Cells {
 		c := &l.Cells[i]
-		rule := c.Answered >= opt.ServedFraction*c.OfferedRate &&
-			float64(c.P99) <= opt.P99Factor*float64(l.LowLoadP99)
-		c.Served = rule && !c.GeneratorBound
+		var rule bool
+		if l.Closed {
+			ideal := math.Inf(1)
+			if cycle > 0 {
+				ideal = float64(c.Users) / cycle.Seconds()
+			}
+			errShare := 0.0
+			if n := c.OK + c.Errors; n > 0 {
+				errShare = float64(c.Errors) / float64(n)
+			}
+			rule = c.OKPerSec >= opt.ClosedGrowth*ideal && errShare <= 1-opt.ServedFraction
+		} else {
+			rule = c.Answered >= opt.ServedFraction*c.OfferedRate &&
+				float64(c.P99) <= opt.P99Factor*float64(l.LowLoadP99)
+		}
+		c.Served = rule
 		if c.FullyOffered() {
 			if !rule {
 				l.Saturated = true
@@ -430,7 +654,7 @@ func analyzeLevel(gmp int, samples []Sample, opt Options) Level {
 				l.Ceiling, ceilingAt = c.OKPerSec, i
 			}
 		}
-		if !c.GeneratorBound {
+		if !c.Ambiguous() {
 			if c.Served && !broken {
 				kneeAt = i
 			}
@@ -450,7 +674,7 @@ func analyzeLevel(gmp int, samples []Sample, opt Options) Level {
 	marginal := marginalCPU(l.Cells)
 	if kneeAt >= 0 {
 		l.Cells[kneeAt].Knee = true
-		l.Knee = l.Cells[kneeAt].OfferedRate
+		l.Knee = l.Cells[kneeAt].X()
 	}
 	if len(cpu) > 0 {
 		sort.Float64s(cpu)
@@ -462,13 +686,13 @@ func analyzeLevel(gmp int, samples []Sample, opt Options) Level {
 	if l.LowLoadService > 0 {
 		l.CPUFraction = float64(l.CPUPerRequest) / float64(l.LowLoadService)
 		l.InService = l.Ceiling * l.LowLoadService.Seconds()
-		if opt.ConcurrencyLimit > 0 {
-			l.LittlePrediction = float64(opt.ConcurrencyLimit) / l.LowLoadService.Seconds()
+		if limit := opt.limitOf(line); limit > 0 {
+			l.LittlePrediction = float64(limit) / l.LowLoadService.Seconds()
 		}
 	}
 	if l.CPUPerRequest > 0 {
 		l.BusyPs = l.Ceiling * l.CPUPerRequest.Seconds()
-		l.CPUPrediction = float64(gmp) / l.CPUPerRequest.Seconds()
+		l.CPUPrediction = float64(line.GOMAXPROCS) / l.CPUPerRequest.Seconds()
 	}
 	if ceilingAt >= 0 && l.Cells[ceilingAt].CPUCores > 0 {
 		l.BusyPs = l.Cells[ceilingAt].CPUCores
@@ -480,11 +704,16 @@ func analyzeLevel(gmp int, samples []Sample, opt Options) Level {
 }
 
 // marginalCPU fits cores = idle + rate x cost by least squares over the
-// cells answered at 95 % or more, and returns cost; 0 when it cannot.
+// cells answered at 95 % or more (closed model: with at most 5 % errors),
+// and returns cost; 0 when it cannot.
 func marginalCPU(cells []Cell) time.Duration {
 	var xs, ys []float64
 	for _, c := range cells {
-		if c.CPUCores > 0 && c.OKPerSec > 0 && c.Answered >= 0.95*c.OfferedRate {
+		answered := c.Answered >= 0.95*c.OfferedRate
+		if c.Users > 0 {
+			answered = float64(c.Errors) <= 0.05*float64(c.OK+c.Errors)
+		}
+		if c.CPUCores > 0 && c.OKPerSec > 0 && answered {
 			xs, ys = append(xs, c.OKPerSec), append(ys, c.CPUCores)
 		}
 	}
@@ -509,7 +738,35 @@ func marginalCPU(cells []Cell) time.Duration {
 	return time.Duration(sxy / sxx * float64(time.Second))
 }
 
-func classify(levels []Level) Scaling {
+// classify judges scaling across one family's levels. Levels whose
+// GOMAXPROCS exceeds the CPUs are left out when at least two others remain:
+// more Ps than CPUs cannot scale.
+func classify(levels []Level, cpus int) Scaling {
+	within := levels
+	var left []string
+	if cpus > 0 {
+		var in []Level
+		for _, l := range levels {
+			if l.OverCPUs {
+				left = append(left, fmt.Sprint(l.GOMAXPROCS))
+			} else {
+				in = append(in, l)
+			}
+		}
+		if len(in) >= 2 {
+			within = in
+		} else {
+			left = nil
+		}
+	}
+	s := classifyLevels(within)
+	if len(left) > 0 {
+		s.Reason += fmt.Sprintf(" (GOMAXPROCS %s exceeds the %d CPUs and is left out of the scaling)", strings.Join(left, ", "), cpus)
+	}
+	return s
+}
+
+func classifyLevels(levels []Level) Scaling {
 	if len(levels) < 2 {
 		return Scaling{Kind: ScalingUnknown, Reason: "only one GOMAXPROCS value was measured"}
 	}
@@ -522,16 +779,26 @@ func classify(levels []Level) Scaling {
 	}
 	s.Ratio = b.Ceiling / a.Ceiling
 	for _, l := range []Level{a, b} {
-		if l.Limit == rundir.KindLimitCPUStarved {
-			s.Kind = ScalingUnknown
-			s.Reason = fmt.Sprintf("GOMAXPROCS %d was starved of CPU by other processes (%.2f of %d Ps busy, the machine's CPUs %s busy), so the ceilings (%.2fx from %d to %d) say nothing about scaling: repeat on a quiet machine",
-				l.GOMAXPROCS, l.BusyPs, l.GOMAXPROCS, share(l.MachineBusy), s.Ratio, a.GOMAXPROCS, b.GOMAXPROCS)
+		if l.Limit != rundir.KindLimitCPUStarved {
+			continue
+		}
+		s.Kind = ScalingUnknown
+		if l.OverCPUs {
+			s.Reason = fmt.Sprintf("%s: its Ps outnumber the CPUs, so the ceilings (%.2fx from %d to %d) say nothing about scaling: compare values within the CPUs",
+				l.Label, s.Ratio, a.GOMAXPROCS, b.GOMAXPROCS)
 			return s
 		}
+		s.Reason = fmt.Sprintf("GOMAXPROCS %d was starved of CPU by other processes (%.2f of %d Ps busy, the machine's CPUs %s busy), so the ceilings (%.2fx from %d to %d) say nothing about scaling: repeat on a quiet machine",
+			l.GOMAXPROCS, l.BusyPs, l.GOMAXPROCS, share(l.MachineBusy), s.Ratio, a.GOMAXPROCS, b.GOMAXPROCS)
+		return s
+	}
+	load := "rates"
+	if a.Closed {
+		load = "--users"
 	}
 	if !a.Saturated {
 		s.Kind = ScalingUnknown
-		s.Reason = fmt.Sprintf("GOMAXPROCS %d served every offered rate, so the ladder never reached a ceiling: offer higher --rates", a.GOMAXPROCS)
+		s.Reason = fmt.Sprintf("GOMAXPROCS %d served every load offered, so the ladder never reached a ceiling: offer higher %s", a.GOMAXPROCS, load)
 		return s
 	}
 	s.AtLeast = !b.Saturated
@@ -562,7 +829,10 @@ func carriersNeeded(levels []Level) Carriers {
 	var cpu, lat []float64
 	for _, l := range levels {
 		for _, cell := range l.Cells {
-			if !cell.GeneratorBound {
+			switch {
+			case l.Closed:
+				c.Rate = math.Max(c.Rate, cell.OKPerSec)
+			case !cell.Ambiguous():
 				c.Rate = math.Max(c.Rate, cell.OfferedRate)
 			}
 		}
@@ -588,7 +858,51 @@ func carriersNeeded(levels []Level) Carriers {
 	return c
 }
 
+// recommend picks a GOMAXPROCS within one family. It prefers values within
+// the CPUs (Options.CPUs): a larger value is recommended only when every
+// value tried exceeds them, and a larger value that did better is named,
+// with the warning that it oversubscribes the CPUs.
 func recommend(levels []Level, s Scaling, c Carriers, opt Options) Recommendation {
+	candidates := levels
+	var over []Level
+	if opt.CPUs > 0 {
+		var in []Level
+		for _, l := range levels {
+			if l.OverCPUs {
+				over = append(over, l)
+			} else {
+				in = append(in, l)
+			}
+		}
+		if len(in) > 0 {
+			candidates = in
+		} else {
+			over = nil
+		}
+	}
+	r := recommendAmong(candidates, s, c, opt)
+	if r.GOMAXPROCS == 0 {
+		return r
+	}
+	if opt.over(r.GOMAXPROCS) {
+		r.Reason += fmt.Sprintf("; every value tried exceeds the %d CPUs, so this one oversubscribes them: its ceiling is the CPUs', not the Ps'", opt.CPUs)
+		return r
+	}
+	best := 0.0
+	for _, l := range candidates {
+		best = math.Max(best, l.Ceiling)
+	}
+	for _, l := range over {
+		if l.Ceiling > (1+opt.PlateauTolerance)*best {
+			r.Reason += fmt.Sprintf("; %s reached a higher ceiling (%.0f vs %.0f 2xx/s), but it oversubscribes the %d CPUs (more Ps than CPUs take turns on them): it is not recommended; give the target more CPUs to use more Ps",
+				l.Label, l.Ceiling, best, opt.CPUs)
+			break
+		}
+	}
+	return r
+}
+
+func recommendAmong(levels []Level, s Scaling, c Carriers, opt Options) Recommendation {
 	best := 0.0
 	for _, l := range levels {
 		best = math.Max(best, l.Ceiling)
@@ -635,6 +949,9 @@ func recommend(levels []Level, s Scaling, c Carriers, opt Options) Recommendatio
 				}
 			}
 			r.Reason = fmt.Sprintf("%.0f req/s needs about %.1f Ps of CPU (rate x CPU per request), so the smallest value tried with that many; the ceilings could not confirm it because the machine was busy", c.Rate, c.Needed)
+			if opt.CPUs > 0 && need > opt.CPUs {
+				r.Reason += fmt.Sprintf("; that is more than the %d CPUs: give the target more CPUs", opt.CPUs)
+			}
 			return r
 		}
 	}
@@ -654,9 +971,11 @@ func share(f float64) string {
 	return fmt.Sprintf("%.0f %%", 100*f)
 }
 
+// starved reports whether a level within the CPUs was starved by other
+// processes (a level over the CPUs is starved by its own Ps).
 func starved(levels []Level) bool {
 	for _, l := range levels {
-		if l.Limit == rundir.KindLimitCPUStarved {
+		if l.Limit == rundir.KindLimitCPUStarved && !l.OverCPUs {
 			return true
 		}
 	}
@@ -668,21 +987,28 @@ func notes(levels []Level) []string {
 	for _, l := range levels {
 		n := 0
 		for _, c := range l.Cells {
-			if c.GeneratorBound {
+			if c.Ambiguous() {
 				n++
 			}
 		}
+		load := "rate(s)"
+		if l.Closed {
+			load = "user count(s)"
+		}
 		if n > 0 {
-			out = append(out, fmt.Sprintf("GOMAXPROCS %d: %d rate(s) were generator-bound and are not used for the knee", l.GOMAXPROCS, n))
+			out = append(out, fmt.Sprintf("%s: %d %s failed the served rule while the generator was a material limit, and are not used for the knee", l.Label, n, load))
 		}
 		if !l.Saturated && l.Ceiling > 0 {
-			out = append(out, fmt.Sprintf("GOMAXPROCS %d served every rate: its ceiling (%.0f req/s) is a lower bound", l.GOMAXPROCS, l.Ceiling))
+			out = append(out, fmt.Sprintf("%s served every load offered: its ceiling (%.0f req/s) is a lower bound", l.Label, l.Ceiling))
 		}
-		if l.Limit == rundir.KindLimitCPUStarved {
-			out = append(out, fmt.Sprintf("GOMAXPROCS %d was starved of CPU by other processes (%.2f of %d Ps busy, the machine's CPUs %s busy): its ceiling understates it, so repeat the sweep on a quiet machine before trusting the scaling", l.GOMAXPROCS, l.BusyPs, l.GOMAXPROCS, share(l.MachineBusy)))
+		if l.Limit == rundir.KindLimitCPUStarved && !l.OverCPUs {
+			out = append(out, fmt.Sprintf("%s was starved of CPU by other processes (%.2f of %d Ps busy, the machine's CPUs %s busy): its ceiling understates it, so repeat the sweep on a quiet machine before trusting the scaling", l.Label, l.BusyPs, l.GOMAXPROCS, share(l.MachineBusy)))
+		}
+		if l.OverCPUs {
+			out = append(out, fmt.Sprintf("%s: more Ps than CPUs; its figures show the CPUs' limit, and it is recommended only when no value within the CPUs was tried", l.Label))
 		}
 		if l.Knee == 0 && l.Ceiling > 0 {
-			out = append(out, fmt.Sprintf("GOMAXPROCS %d did not serve its lowest usable rate: no knee", l.GOMAXPROCS))
+			out = append(out, fmt.Sprintf("%s did not serve its lowest usable load: no knee", l.Label))
 		}
 	}
 	return out

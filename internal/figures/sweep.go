@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/schedscope/schedscope/analyze"
@@ -18,12 +19,30 @@ import (
 // GOMAXPROCS, the ones its conditions check.
 const RecommendedKey = "recommended"
 
-// LevelKey is the group key of a sweep's GOMAXPROCS level.
+// LevelKey is the group key of a sweep's GOMAXPROCS level, in a sweep
+// whose only line axis is GOMAXPROCS (LineKey of such a line).
 func LevelKey(gomaxprocs int) string { return fmt.Sprintf("gomaxprocs %d", gomaxprocs) }
 
-// ReadSweep reads a sweep directory's figures: each GOMAXPROCS level's knee,
-// ceiling and low-load service time, and the recommendation. A sweep cut
-// short gives the steps it holds, with a warning.
+// LineKey is the group key of a sweep's line: "gomaxprocs 2" in a
+// GOMAXPROCS-only sweep (LevelKey), else the model, GOMAXPROCS and fixture
+// flag values, "pool, gomaxprocs 2, workers=20", so the same line of two
+// sweeps is compared.
+func LineKey(l rundir.Line) string {
+	var parts []string
+	if l.Model != "" {
+		parts = append(parts, l.Model)
+	}
+	parts = append(parts, LevelKey(l.GOMAXPROCS))
+	for _, kv := range l.Set.Pairs() {
+		parts = append(parts, kv[0]+"="+kv[1])
+	}
+	return strings.Join(parts, ", ")
+}
+
+// ReadSweep reads a sweep directory's figures: each line's knee, ceiling
+// and low-load service time, and, when GOMAXPROCS is the only line axis,
+// the recommendation. A sweep cut short gives the steps it holds, with a
+// warning.
 func ReadSweep(dir string) (*Set, error) {
 	r, err := report.AnalyzeSweep(dir)
 	if err != nil {
@@ -41,13 +60,16 @@ func ReadSweep(dir string) (*Set, error) {
 	for _, rate := range p.Rates {
 		s.Identity.Phases = append(s.Identity.Phases, PhaseLoad{OfferedRate: rate, DurationS: p.DurationS})
 	}
+	for _, u := range p.Users {
+		s.Identity.Phases = append(s.Identity.Phases, PhaseLoad{Users: u, DurationS: p.DurationS})
+	}
 	if left := len(r.Sweep.Remaining()); left > 0 {
 		s.Warnings = append(s.Warnings, fmt.Sprintf("%s: %d of %d steps were not measured (the sweep was cut short): compared on the steps it holds", dir, left, len(p.Steps())))
 	}
 	s.Warnings = append(s.Warnings, r.Analysis.Notes...)
 	a := r.Analysis
 	for _, l := range a.Levels {
-		g := Group{Key: LevelKey(l.GOMAXPROCS), Title: fmt.Sprintf("GOMAXPROCS %d", l.GOMAXPROCS)}
+		g := Group{Key: LineKey(l.Line), Title: l.Label}
 		g.Figures = levelFigures(l, "")
 		s.Groups = append(s.Groups, g)
 	}
@@ -60,7 +82,7 @@ func ReadSweep(dir string) (*Set, error) {
 			Figure{Key: "gomaxprocs", Metric: "gomaxprocs", Label: "recommended GOMAXPROCS", Unit: cond.Count, Value: float64(rec)})
 		s.Groups = append(s.Groups, g)
 		for _, c := range l.Cells {
-			s.Throughput = append(s.Throughput, Point{c.OfferedRate, c.OKPerSec})
+			s.Throughput = append(s.Throughput, Point{c.X(), c.OKPerSec})
 		}
 	}
 	return s, nil
@@ -75,8 +97,12 @@ func levelFigures(l capacity.Level, metrics string) []Figure {
 		}
 		return m
 	}
+	knee := Figure{Key: "knee", Metric: name("knee"), Label: "knee req/s", Unit: cond.PerSecond, Value: l.Knee, Better: Higher}
+	if l.Closed {
+		knee.Label, knee.Unit = "knee users", cond.Count
+	}
 	fs := []Figure{
-		{Key: "knee", Metric: name("knee"), Label: "knee req/s", Unit: cond.PerSecond, Value: l.Knee, Better: Higher},
+		knee,
 		{Key: "ceiling", Metric: name("ceiling"), Label: "ceiling 2xx/s", Unit: cond.PerSecond, Value: l.Ceiling, Better: Higher},
 	}
 	if p99 := kneeP99(l); p99 > 0 {

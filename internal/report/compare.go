@@ -48,7 +48,7 @@ func WriteComparison(dirs []string, outDir string) (*Comparison, error) {
 		}
 		c.Sweeps = append(c.Sweeps, r)
 		for _, l := range r.Analysis.Levels {
-			lines = append(lines, labeledLevel{fmt.Sprintf("%s, GOMAXPROCS %d", label(r), l.GOMAXPROCS), l})
+			lines = append(lines, labeledLevel{label(r) + ", " + l.Label, l})
 		}
 	}
 	if err := checkOutDir(outDir, dirs...); err != nil {
@@ -81,7 +81,7 @@ func RenderComparison(w io.Writer, c *Comparison, throughputPNG, p99PNG string) 
 	}
 	md.f("# Sweeps compared: %s\n\n", strings.Join(names, " / "))
 	md.f("Each sweep's own report (in its directory) says how it was measured; the figures below are the same medians.\n\n")
-	md.f("| sweep | target | GOMAXPROCS | knee req/s | ceiling 2xx/s | limit | low-load service ms | busy Ps | iterations | machine load at start |\n")
+	md.f("| sweep | target | line | knee | ceiling 2xx/s | limit | low-load service ms | busy Ps | iterations | machine load at start |\n")
 	md.f("|---|---|---:|---:|---:|---|---:|---:|---:|---|\n")
 	for _, r := range c.Sweeps {
 		p := r.Sweep.Plan
@@ -90,7 +90,7 @@ func RenderComparison(w io.Writer, c *Comparison, throughputPNG, p99PNG string) 
 			if l.Knee == 0 {
 				knee = "none"
 			}
-			md.f("| %s | %s | %d | %s | %s | %s | %s | %s | %d | %s |\n", label(r), targetLine(p), l.GOMAXPROCS, knee, num(l.Ceiling),
+			md.f("| %s | %s | %s | %s | %s | %s | %s | %s | %d | %s |\n", label(r), targetLine(p), l.Label, knee, num(l.Ceiling),
 				orDash(string(l.Limit)), msf(l.LowLoadService), fixed(l.BusyPs, 2), p.Iterations, orDash(p.Machine.LoadAverage))
 		}
 	}

@@ -35,21 +35,38 @@ type labeledLevel struct {
 	level capacity.Level
 }
 
+// sweepLines names each line of a sweep by its label ("pool, GOMAXPROCS 2,
+// workers=20").
 func sweepLines(r *SweepReport) []labeledLevel {
 	var out []labeledLevel
 	for _, l := range r.Analysis.Levels {
-		out = append(out, labeledLevel{fmt.Sprintf("GOMAXPROCS %d", l.GOMAXPROCS), l})
+		name := l.Label
+		if name == "" {
+			name = fmt.Sprintf("GOMAXPROCS %d", l.GOMAXPROCS)
+		}
+		out = append(out, labeledLevel{name, l})
 	}
 	return out
 }
 
-// throughputPlot draws 2xx/s against the offered rate, one line per level
-// (GOMAXPROCS, or model and GOMAXPROCS), with the diagonal where every
-// offered request is served for reference.
+// closedLines reports whether the lines' load axis is closed-model users
+// (the first line's decides).
+func closedLines(levels []labeledLevel) bool {
+	return len(levels) > 0 && levels[0].level.Closed
+}
+
+// throughputPlot draws 2xx/s against the load (offered rate, or users),
+// one line per level (a combination of GOMAXPROCS, model and fixture flags),
+// with, for rates, the diagonal where every offered request is served for
+// reference.
 func throughputPlot(levels []labeledLevel) *plot.Plot {
 	p := plot.New()
+	closed := closedLines(levels)
 	p.Title.Text = "2xx/s vs offered rate"
 	p.X.Label.Text = "offered (req/s)"
+	if closed {
+		p.Title.Text, p.X.Label.Text = "2xx/s vs users", "users (closed model)"
+	}
 	p.Y.Label.Text = "2xx responses/s"
 	var lines []series
 	maxRate := 0.0
@@ -57,17 +74,19 @@ func throughputPlot(levels []labeledLevel) *plot.Plot {
 		l := ll.level
 		s := series{name: ll.name}
 		for _, c := range l.Cells {
-			s.xy = append(s.xy, plotter.XY{X: c.OfferedRate, Y: c.OKPerSec})
-			maxRate = max(maxRate, c.OfferedRate)
+			s.xy = append(s.xy, plotter.XY{X: c.X(), Y: c.OKPerSec})
+			maxRate = max(maxRate, c.X())
 		}
 		lines = append(lines, s)
 	}
-	diag := plotter.NewFunction(func(x float64) float64 { return x })
-	diag.Color = color.Gray{Y: 160}
-	diag.Dashes = []vg.Length{vg.Points(3), vg.Points(3)}
-	diag.XMin, diag.XMax = 0, maxRate
-	p.Add(diag)
-	p.Legend.Add("offered", diag)
+	if !closed {
+		diag := plotter.NewFunction(func(x float64) float64 { return x })
+		diag.Color = color.Gray{Y: 160}
+		diag.Dashes = []vg.Length{vg.Points(3), vg.Points(3)}
+		diag.XMin, diag.XMax = 0, maxRate
+		p.Add(diag)
+		p.Legend.Add("offered", diag)
+	}
 	addLines(p, lines)
 	// The lines rise from the bottom left and flatten at the top right:
 	// the bottom right is free for the legend.
@@ -82,6 +101,9 @@ func p99Plot(levels []labeledLevel) *plot.Plot {
 	p := plot.New()
 	p.Title.Text = "p99 latency vs offered rate"
 	p.X.Label.Text = "offered (req/s)"
+	if closedLines(levels) {
+		p.Title.Text, p.X.Label.Text = "p99 latency vs users", "users (closed model)"
+	}
 	p.Y.Label.Text = "p99 (ms)"
 	var lines []series
 	for _, ll := range levels {
@@ -92,7 +114,7 @@ func p99Plot(levels []labeledLevel) *plot.Plot {
 			if ms <= 0 {
 				continue // a log scale cannot show zero
 			}
-			s.xy = append(s.xy, plotter.XY{X: c.OfferedRate, Y: ms})
+			s.xy = append(s.xy, plotter.XY{X: c.X(), Y: ms})
 		}
 		lines = append(lines, s)
 	}

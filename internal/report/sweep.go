@@ -14,11 +14,13 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/schedscope/schedscope/internal/capacity"
 	"github.com/schedscope/schedscope/internal/rundir"
+	"github.com/schedscope/schedscope/internal/target"
 )
 
 // File names a sweep report writes into its directory.
@@ -41,8 +43,9 @@ func Samples(steps []rundir.SweepStep) []capacity.Sample {
 	out := make([]capacity.Sample, 0, len(steps))
 	for _, st := range steps {
 		out = append(out, capacity.Sample{
-			GOMAXPROCS: st.GOMAXPROCS, Iteration: st.Iteration, OfferedRate: st.Rate,
-			OKPerSec: st.OKPerSec, Answered: st.AnsweredPerSec, P50: msDur(st.P50MS), P99: msDur(st.P99MS),
+			GOMAXPROCS: st.GOMAXPROCS, Model: st.Model, Set: st.Set, Iteration: st.Iteration, OfferedRate: st.Rate, Users: st.Users,
+			OK: st.OK, OKPerSec: st.OKPerSec, Answered: st.AnsweredPerSec, P50: msDur(st.P50MS), P95: msDur(st.P95MS), P99: msDur(st.P99MS),
+			Mean:       msDur(st.MeanMS),
 			ServiceP50: msDur(st.ServiceP50MS),
 			Errors:     st.Errors, NotSent: st.NotSent, Planned: st.Sent + st.NotSent,
 			CPUCores:       targetCores(st),
@@ -97,11 +100,67 @@ func AnalyzeSweep(dir string) (*SweepReport, error) {
 	if len(s.Steps) == 0 {
 		return nil, fmt.Errorf("sweep %s: no finished step yet", dir)
 	}
-	a, err := capacity.Analyze(Samples(s.Steps), capacity.Options{ConcurrencyLimit: s.Plan.ConcurrencyLimit})
+	a, err := capacity.Analyze(Samples(s.Steps), Options(s.Plan))
 	if err != nil {
 		return nil, fmt.Errorf("sweep %s: %w", dir, err)
 	}
 	return &SweepReport{Sweep: s, Analysis: a}, nil
+}
+
+// Options are the capacity rules' inputs from a sweep's plan: the think
+// time, the CPUs targets could use (see CPUs) and each line's concurrency
+// limit (see LineConcurrencyLimit).
+func Options(p rundir.SweepPlan) capacity.Options {
+	return capacity.Options{
+		ConcurrencyLimit:     p.ConcurrencyLimit,
+		LineConcurrencyLimit: func(l rundir.Line) int { return LineConcurrencyLimit(p, l) },
+		Think:                p.Think(),
+		CPUs:                 CPUs(p),
+	}
+}
+
+// CPUs is the number of CPUs a sweep's targets could run on: the pinning
+// set (--target-cpus) when given, else the CPUs the sweep could use
+// (machine.allowed_cpus), else the machine's; 0 when unknown.
+func CPUs(p rundir.SweepPlan) int {
+	for _, list := range []string{p.TargetCPUs, p.Machine.AllowedCPUs} {
+		if list == "" {
+			continue
+		}
+		if cpus, err := target.ParseCPUList(list); err == nil && len(cpus) > 0 {
+			return len(cpus)
+		}
+	}
+	return p.Machine.CPUs
+}
+
+// fixtureBounded are the fixture's models that cap requests in service.
+var fixtureBounded = map[string]bool{"pool": true, "threads": true, "bulkhead": true}
+
+// LineConcurrencyLimit is a line's known cap on requests in service. For a
+// fixture whose model is swept, or whose workers are (--set workers=N), it
+// follows the line: 0 for an unbounded model, else the line's workers, else
+// the plan's limit, else the fixture's default max(8 x GOMAXPROCS, 200).
+// Otherwise it is the plan's ConcurrencyLimit.
+func LineConcurrencyLimit(p rundir.SweepPlan, l rundir.Line) int {
+	w, hasWorkers := l.Set.Get("workers")
+	if p.Fixture == "" || (l.Model == "" && !hasWorkers) {
+		return p.ConcurrencyLimit
+	}
+	model := l.Model
+	if model == "" {
+		model = p.Model
+	}
+	if !fixtureBounded[model] {
+		return 0
+	}
+	if n, err := strconv.Atoi(w); hasWorkers && err == nil && n > 0 {
+		return n
+	}
+	if p.ConcurrencyLimit > 0 {
+		return p.ConcurrencyLimit
+	}
+	return max(8*l.GOMAXPROCS, 200)
 }
 
 // WriteSweep analyzes the sweep directory dir and writes report.md,
@@ -146,14 +205,27 @@ func RenderSweep(w io.Writer, r *SweepReport, throughputPNG, p99PNG string) erro
 	p := r.Sweep.Plan
 	a := r.Analysis
 
-	md.f("# GOMAXPROCS sweep: %s\n\n", title(p))
-	rec := a.Recommendation
-	if rec.GOMAXPROCS > 0 {
-		md.f("**Recommended GOMAXPROCS: %d.** %s.\n\n", rec.GOMAXPROCS, capitalize(rec.Reason))
+	cpus := CPUs(p)
+	if len(p.Models) == 0 && len(p.Sets) == 0 {
+		md.f("# GOMAXPROCS sweep: %s\n\n", title(p))
 	} else {
-		md.f("**No recommendation.** %s.\n\n", capitalize(rec.Reason))
+		md.f("# Sweep over %s: %s\n\n", axesName(p), title(p))
 	}
-	md.f("**Scaling: %s.** %s.\n\n", a.Scaling.Kind, capitalize(a.Scaling.Reason))
+	if len(a.Families) > 1 {
+		md.f("The lines differ in more than GOMAXPROCS, so scaling and the recommended GOMAXPROCS are judged per %s:\n\n", familyName(p))
+		for _, f := range a.Families {
+			md.f("- **%s**: %s; scaling %s: %s.\n", f.Label, recommendation(f.Recommendation, cpus), f.Scaling.Kind, f.Scaling.Reason)
+		}
+		md.f("\n")
+	} else {
+		rec := a.Recommendation
+		if rec.GOMAXPROCS > 0 {
+			md.f("**Recommended GOMAXPROCS: %s.** %s.\n\n", strings.TrimPrefix(rundir.GOMAXPROCSLabel(rec.GOMAXPROCS, cpus), "GOMAXPROCS "), capitalize(rec.Reason))
+		} else {
+			md.f("**No recommendation.** %s.\n\n", capitalize(rec.Reason))
+		}
+		md.f("**Scaling: %s.** %s.\n\n", a.Scaling.Kind, capitalize(a.Scaling.Reason))
+	}
 	if rem := len(r.Sweep.Remaining()); rem > 0 {
 		md.f("> **Unfinished sweep:** %d of %d steps are missing; the figures below use the %d finished ones.\n\n",
 			rem, len(p.Steps()), len(r.Sweep.Steps))
@@ -170,9 +242,20 @@ func RenderSweep(w io.Writer, r *SweepReport, throughputPNG, p99PNG string) erro
 		}
 		md.f("| model | %s%s |\n", p.Model, limit)
 	}
-	md.f("| load | open model (fixed arrival rate, latency from the intended send time); offered %s req/s; warm-up %s at the lowest rate, then %s per rate, pause %s |\n",
-		joinRates(p.Rates), secs(p.WarmupS), secs(p.DurationS), secs(p.PauseS))
-	md.f("| GOMAXPROCS | %s; %s |\n", joinInts(p.GOMAXPROCS), isolation(p))
+	if len(p.Models) > 0 {
+		md.f("| models | %s (each passed as `--model` to the fixture) |\n", strings.Join(p.Models, ", "))
+	}
+	for _, ax := range p.Sets {
+		md.f("| %s | %s (each passed as `--%s=VALUE` to the fixture) |\n", ax.Name, strings.Join(ax.Values, ", "), ax.Name)
+	}
+	if p.Closed() {
+		md.f("| load | closed model (each user sends a request, waits for its answer, thinks %s, repeats); %s users; warm-up %s at the fewest users, then %s per user count, pause %s |\n",
+			secs(p.ThinkS), joinInts(p.Users), secs(p.WarmupS), secs(p.DurationS), secs(p.PauseS))
+	} else {
+		md.f("| load | open model (fixed arrival rate, latency from the intended send time); offered %s req/s; warm-up %s at the lowest rate, then %s per rate, pause %s |\n",
+			joinRates(p.Rates), secs(p.WarmupS), secs(p.DurationS), secs(p.PauseS))
+	}
+	md.f("| GOMAXPROCS | %s; %s |\n", joinGOMAXPROCS(p.GOMAXPROCS, cpus), isolation(p))
 	md.f("| iterations | %d (each figure is the median over iterations) |\n", p.Iterations)
 	m := p.Machine
 	md.f("| machine | %d CPUs (%s), %s/%s, kernel %s, %s; load average at start %s |\n",
@@ -180,29 +263,47 @@ func RenderSweep(w io.Writer, r *SweepReport, throughputPNG, p99PNG string) erro
 	md.f("| date | %s |\n\n", p.Started.UTC().Format("2006-01-02 15:04 UTC"))
 
 	md.f("## Results\n\n")
-	md.f("Median over iterations per GOMAXPROCS and offered rate. 2xx/s is the load generator's figure: the rate at which the target answered the phase's requests with 2xx, from the phase's first completion to its last (so a saturated target shows its ceiling even when its queue drains after the phase); answered is the share of the phase's requests answered 2xx, whenever the answer came; latency is measured from each request's intended send time, over every response (quick 503s from a full queue included, which pull p50 down when most requests are rejected); CPU/request is the target's user+system CPU (from /proc) divided by its 2xx responses; RSS is the target's resident set at the end of the phase; goroutines and OS threads are the target's at the end of the phase (from its agent when it has one, threads from /proc otherwise). ")
-	md.f("**knee**: the highest rate still served (>= 99 %% of its requests answered 2xx and p99 within 2x the p99 at the lowest rate, every lower rate served too); **over**: not served; **gen-bound**: the load generator was a material limit in every iteration (see Notes): not used for the knee, and for the ceiling only when it still sent 99 %% of its requests.\n\n")
-	md.f("| GOMAXPROCS | offered req/s | 2xx/s | answered | p50 ms | p99 ms | errors | not sent | CPU/request | RSS MB | goroutines / threads | |\n")
-	md.f("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
+	loadCol, loadUnit := "offered req/s", "rate"
+	if p.Closed() {
+		loadCol, loadUnit = "users", "user count"
+	}
+	md.f("Median over iterations per line and %s. 2xx/s is the load generator's figure: the rate at which the target answered the phase's requests with 2xx, from the phase's first completion to its last (so a saturated target shows its ceiling even when its queue drains after the phase); answered is the share of the phase's requests answered 2xx, whenever the answer came; latency is measured from each request's intended send time, over every response (quick 503s from a full queue included, which pull p50 down when most requests are rejected); CPU/request is the target's user+system CPU (from /proc) divided by its 2xx responses; RSS is the target's resident set at the end of the phase; goroutines and OS threads are the target's at the end of the phase (from its agent when it has one, threads from /proc otherwise). ", loadUnit)
+	if p.Closed() {
+		md.f("**knee**: the most users whose throughput still grows with them (2xx/s >= 90 %% of users / (think + the mean latency at the fewest users), by Little's law, with at most 1 %% errors, every smaller count served too); **over**: not served; ")
+	} else {
+		md.f("**knee**: the highest rate still served (>= 99 %% of its requests answered 2xx and p99 within 2x the p99 at the lowest rate, every lower rate served too); **over**: not served; ")
+	}
+	md.f("**gen-bound**: not served while the load generator was a material limit in every iteration (see Notes): neither the knee nor a break in the ladder, and used for the ceiling only when it still sent 99 %% of its requests. A step served while the generator lagged counts as served: its latency, measured from the intended send time, includes the lag.\n\n")
 	for _, l := range a.Levels {
+		md.f("**%s**\n\n", l.Label)
+		md.f("| %s | 2xx/s | answered | p50 ms | p95 ms | p99 ms | errors | not sent | CPU/request | RSS MB | goroutines / threads | |\n", loadCol)
+		md.f("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
 		for _, c := range l.Cells {
-			md.f("| %d | %s | %s | %s | %s | %s | %d | %d | %s | %s | %s | %s |\n",
-				c.GOMAXPROCS, num(c.OfferedRate), num(c.OKPerSec), answered(c), msf(c.P50), msf(c.P99), c.Errors, c.NotSent,
+			md.f("| %s | %s | %s | %s | %s | %s | %d | %d | %s | %s | %s | %s |\n",
+				num(c.X()), num(c.OKPerSec), answered(c), msf(c.P50), msOrDash(c.P95), msf(c.P99), c.Errors, c.NotSent,
 				cpuf(c.CPUPerRequest), mb(c.RSSBytes), gt(c), mark(c))
 		}
+		md.f("\n")
 	}
-	md.f("\n")
 	if throughputPNG != "" {
-		md.f("![2xx/s vs offered rate, one line per GOMAXPROCS](%s)\n", throughputPNG)
+		md.f("![2xx/s vs %s, one line per %s](%s)\n", loadName(p), lineName(p), throughputPNG)
 	}
 	if p99PNG != "" {
-		md.f("![p99 latency vs offered rate, one line per GOMAXPROCS](%s)\n", p99PNG)
+		md.f("![p99 latency vs %s, one line per %s](%s)\n", loadName(p), lineName(p), p99PNG)
 	}
 	md.f("\n## Capacity\n\n")
 	md.f("The ceiling is the highest 2xx/s measured at any rate. Little's law (throughput = concurrency / latency) turns it into the number of requests in service at the low-load service time (the median time from each request's actual send to its response at the lowest rate: the target's own latency, without the generator's send lag); CPU fraction is CPU per request over that service time; busy Ps is the target's CPU use (cores, from /proc) in the step that set the ceiling.\n\n")
-	md.f("| GOMAXPROCS | knee req/s | ceiling 2xx/s | low-load service ms | CPU/request | CPU fraction | busy Ps at ceiling | in service at ceiling | CPU-only limit req/s |%s\n",
-		iff(p.ConcurrencyLimit > 0, " Little's law limit req/s |", ""))
-	md.f("|---:|---:|---:|---:|---:|---:|---:|---:|---:|%s\n", iff(p.ConcurrencyLimit > 0, "---:|", ""))
+	little := false
+	for _, l := range a.Levels {
+		little = little || l.LittlePrediction > 0
+	}
+	kneeUnit := "req/s"
+	if p.Closed() {
+		kneeUnit = "users"
+	}
+	md.f("| line | knee %s | ceiling 2xx/s | limit | low-load service ms | CPU/request | CPU fraction | busy Ps at ceiling | in service at ceiling | CPU-only limit req/s |%s\n",
+		kneeUnit, iff(little, " Little's law limit req/s |", ""))
+	md.f("|---|---:|---:|---|---:|---:|---:|---:|---:|---:|%s\n", iff(little, "---:|", ""))
 	for _, l := range a.Levels {
 		knee := num(l.Knee)
 		if l.Knee == 0 {
@@ -212,9 +313,9 @@ func RenderSweep(w io.Writer, r *SweepReport, throughputPNG, p99PNG string) erro
 		if !l.Saturated {
 			ceiling = ">= " + ceiling
 		}
-		md.f("| %d | %s | %s | %s | %s | %s | %s | %s | %s |", l.GOMAXPROCS, knee, ceiling, msf(l.LowLoadService),
+		md.f("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |", l.Label, knee, ceiling, orDash(string(l.Limit)), msf(l.LowLoadService),
 			cpuf(l.CPUPerRequest), pct(l.CPUFraction), fixed(l.BusyPs, 2), fixed(l.InService, 1), num(l.CPUPrediction))
-		if p.ConcurrencyLimit > 0 {
+		if little {
 			md.f(" %s |", num(l.LittlePrediction))
 		}
 		md.f("\n")
@@ -225,7 +326,14 @@ func RenderSweep(w io.Writer, r *SweepReport, throughputPNG, p99PNG string) erro
 	}
 	md.f("\n## Carriers needed\n\n")
 	c := a.Carriers
-	if c.Needed > 0 {
+	if len(a.Families) > 1 {
+		c = capacity.Carriers{}
+		md.f("Per %s: ", familyName(p))
+		for i, f := range a.Families {
+			md.f("%s**%s** about %s Ps for %s req/s", iff(i > 0, "; ", ""), f.Label, fixed(f.Carriers.Needed, 2), num(f.Carriers.Rate))
+		}
+		md.f(" (rate x CPU per request; \"-\" where CPU was not measured).\n")
+	} else if c.Needed > 0 {
 		md.f("Carriers needed ~ concurrency x CPU fraction. At the highest offered rate, %s req/s, with a low-load service time of %s ms, Little's law puts %.1f requests in service; each spends %s of its time on a P (%s of CPU per request), so the load needs about **%.2f Ps**",
 			num(c.Rate), msf(c.Latency), c.Concurrency, pct(c.CPUFraction), cpuf(c.CPUPerRequest), c.Needed)
 		md.f(" (the same figure as rate x CPU per request). The Ps are only the limit when this exceeds GOMAXPROCS.\n")
@@ -234,7 +342,7 @@ func RenderSweep(w io.Writer, r *SweepReport, throughputPNG, p99PNG string) erro
 	}
 	notes := append([]string(nil), a.Notes...)
 	if n := immaterialGeneratorVerdicts(r.Sweep.Steps); n > 0 {
-		notes = append(notes, fmt.Sprintf("%d of %d steps carried the load generator's generator-bound verdict for a send lag that is small against the latency measured (latency counts from the intended send time, so it includes the lag); they are kept. A step is left out only when more than 1 %% of its requests were not sent, the generator used 0.9 cores, or its send lag p99 exceeded 20 %% of its p50 latency", n, len(r.Sweep.Steps)))
+		notes = append(notes, fmt.Sprintf("%d of %d steps carried the load generator's generator-bound verdict for a send lag that is small against the latency measured (latency counts from the intended send time, so it includes the lag); they are kept. The generator counts as a material limit only when it used 0.9 cores or its send lag p99 exceeded 1 ms and 10 %% of the latency p99, and even then a step that was served counts as served", n, len(r.Sweep.Steps)))
 	}
 	notes = append(notes, generatorNotes(r.Sweep)...)
 	if len(notes) > 0 {
@@ -250,15 +358,16 @@ func RenderSweep(w io.Writer, r *SweepReport, throughputPNG, p99PNG string) erro
 }
 
 // generatorNotes summarises the materially generator-bound steps, one line
-// per GOMAXPROCS value.
+// per line of the sweep.
 func generatorNotes(s *rundir.Sweep) []string {
 	var out []string
-	for _, g := range s.Plan.GOMAXPROCS {
-		var rates []string
+	cpus := CPUs(s.Plan)
+	for _, line := range s.Plan.Lines() {
+		var loads []string
 		n, total, worst := 0, 0, ""
 		worstLag := -1.0
 		for _, st := range s.Steps {
-			if st.GOMAXPROCS != g {
+			if st.Line() != line {
 				continue
 			}
 			total++
@@ -266,17 +375,25 @@ func generatorNotes(s *rundir.Sweep) []string {
 				continue
 			}
 			n++
-			rates = append(rates, fmt.Sprintf("%s (iteration %d)", num(st.Rate), st.Iteration))
+			loads = append(loads, fmt.Sprintf("%s (iteration %d)", stepLoad(st.StepKey), st.Iteration))
 			if lag := lagOf(st); lag > worstLag {
 				worstLag, worst = lag, st.GeneratorNote
 			}
 		}
 		if n > 0 {
-			out = append(out, fmt.Sprintf("GOMAXPROCS %d: the generator was a material limit in %d of %d steps, at %s req/s; the worst: %s; a rate's figures are the medians of its other iterations, and a rate with none is marked gen-bound",
-				g, n, total, strings.Join(rates, ", "), worst))
+			out = append(out, fmt.Sprintf("%s: the generator was a material limit in %d of %d steps, at %s; the worst: %s; a load's figures are the medians of its other iterations, and one served all the same counts as served",
+				line.Label(cpus), n, total, strings.Join(loads, ", "), worst))
 		}
 	}
 	return out
+}
+
+// stepLoad is "200 req/s" or "50 users".
+func stepLoad(k rundir.StepKey) string {
+	if k.Users > 0 {
+		return fmt.Sprintf("%d users", k.Users)
+	}
+	return num(k.Rate) + " req/s"
 }
 
 // lagOf reads the send lag back from a step's generator note ("send lag p99
@@ -329,19 +446,19 @@ func littleLines(p rundir.SweepPlan, a capacity.Analysis) []string {
 			continue
 		}
 		if l.Limit != "" {
-			out = append(out, fmt.Sprintf("GOMAXPROCS %d: **%s**: %s", l.GOMAXPROCS, l.Limit, l.LimitReason))
+			out = append(out, fmt.Sprintf("%s: **%s**: %s", l.Label, l.Limit, l.LimitReason))
 		}
-		if p.ConcurrencyLimit > 0 {
+		if limit := LineConcurrencyLimit(p, l.Line); limit > 0 && l.LittlePrediction > 0 {
 			verdict := "the ladder did not reach it"
 			if l.Saturated {
 				verdict = fmt.Sprintf("measured ceiling %s 2xx/s, %.0f %% of the prediction", num(l.Ceiling), 100*l.Ceiling/l.LittlePrediction)
 			}
-			out = append(out, fmt.Sprintf("GOMAXPROCS %d: Little's law predicts %d in service / %s ms = %s req/s; %s",
-				l.GOMAXPROCS, p.ConcurrencyLimit, msf(l.LowLoadService), num(l.LittlePrediction), verdict))
+			out = append(out, fmt.Sprintf("%s: Little's law predicts %d in service / %s ms = %s req/s; %s",
+				l.Label, limit, msf(l.LowLoadService), num(l.LittlePrediction), verdict))
 		}
 		if l.CPUPrediction > 0 && l.Saturated {
-			out = append(out, fmt.Sprintf("GOMAXPROCS %d: the Ps alone would allow %d / %s = %s req/s; the ceiling is %.0f %% of that (%.2f Ps busy)",
-				l.GOMAXPROCS, l.GOMAXPROCS, cpuf(l.CPUPerRequest), num(l.CPUPrediction), 100*l.Ceiling/l.CPUPrediction, l.BusyPs))
+			out = append(out, fmt.Sprintf("%s: the Ps alone would allow %d / %s = %s req/s; the ceiling is %.0f %% of that (%.2f Ps busy)",
+				l.Label, l.GOMAXPROCS, cpuf(l.CPUPerRequest), num(l.CPUPrediction), 100*l.Ceiling/l.CPUPrediction, l.BusyPs))
 		}
 	}
 	return out
@@ -371,11 +488,85 @@ func targetLine(p rundir.SweepPlan) string {
 	return "a running target"
 }
 
+// axesName says what a sweep varies besides the load: "GOMAXPROCS, model
+// and workers".
+func axesName(p rundir.SweepPlan) string {
+	parts := []string{"GOMAXPROCS"}
+	if len(p.Models) > 0 {
+		parts = append(parts, "model")
+	}
+	for _, ax := range p.Sets {
+		parts = append(parts, ax.Name)
+	}
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
+}
+
+// familyName says what a family is: "model and workers value".
+func familyName(p rundir.SweepPlan) string {
+	var parts []string
+	if len(p.Models) > 0 {
+		parts = append(parts, "model")
+	}
+	for _, ax := range p.Sets {
+		parts = append(parts, ax.Name)
+	}
+	if len(parts) == 0 {
+		return "line"
+	}
+	return strings.Join(parts, " and ") + " value"
+}
+
+// lineName says what identifies a line, for plot captions.
+func lineName(p rundir.SweepPlan) string {
+	if len(p.Models) == 0 && len(p.Sets) == 0 {
+		return "GOMAXPROCS"
+	}
+	return "combination of " + axesName(p)
+}
+
+// loadName is the plots' x axis.
+func loadName(p rundir.SweepPlan) string {
+	if p.Closed() {
+		return "users"
+	}
+	return "offered rate"
+}
+
+// recommendation renders a family's recommendation in a sentence.
+func recommendation(r capacity.Recommendation, cpus int) string {
+	if r.GOMAXPROCS == 0 {
+		return "no recommendation (" + r.Reason + ")"
+	}
+	return fmt.Sprintf("recommended %s (%s)", rundir.GOMAXPROCSLabel(r.GOMAXPROCS, cpus), r.Reason)
+}
+
+// joinGOMAXPROCS lists GOMAXPROCS values, each above the CPUs labelled.
+func joinGOMAXPROCS(xs []int, cpus int) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = fmt.Sprint(x)
+		if cpus > 0 && x > cpus {
+			parts[i] += fmt.Sprintf(" (> %d CPUs)", cpus)
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+func msOrDash(d time.Duration) string {
+	if d <= 0 {
+		return "-"
+	}
+	return msf(d)
+}
+
 func isolation(p rundir.SweepPlan) string {
 	if p.Live {
 		return "one live process, GOMAXPROCS changed through the in-target agent (a warmed heap and pools carry over between values)"
 	}
-	s := "a fresh target process per GOMAXPROCS value and iteration, GOMAXPROCS set in its environment"
+	s := "a fresh target process per line and iteration, GOMAXPROCS set in its environment"
 	switch {
 	case p.Pinned && p.TargetCPUs != "":
 		s += fmt.Sprintf(", pinned with taskset to that many of CPUs %s; the load generator ran on CPUs %s", p.TargetCPUs, orDash(p.Machine.AllowedCPUs))
@@ -387,7 +578,7 @@ func isolation(p rundir.SweepPlan) string {
 
 func mark(c capacity.Cell) string {
 	switch {
-	case c.GeneratorBound:
+	case c.Ambiguous():
 		return "gen-bound"
 	case c.Knee:
 		return "**knee**"

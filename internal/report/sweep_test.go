@@ -80,8 +80,11 @@ func TestWriteSweep(t *testing.T) {
 		"**Scaling: blocking-bound.**",
 		"Little's law predicts 8 in service / 50.5 ms = 158 req/s; measured ceiling 158 2xx/s, 100 % of the prediction",
 		"GOMAXPROCS 1: **concurrency**: only 0.01 of 1 Ps were busy and the ceiling is 100 % of the concurrency limit / low-load service time (Little's law): the concurrency limit (pool) is the limit",
-		"| 1 | 100 | 99 | 100.0 % | 50.5 | 52.0 | 0 | 0 | 80 µs | 12.0 | - / - | **knee** |",
-		"| 2 | 400 | 158 | 59.2 % | 900 | 2100 | 0 | 0 | 80 µs | 12.0 | - / - | over |",
+		// One table per line; p95 is "-" where the steps did not record it.
+		"**GOMAXPROCS 1**\n\n| offered req/s | 2xx/s | answered | p50 ms | p95 ms | p99 ms |",
+		"| 100 | 99 | 100.0 % | 50.5 | - | 52.0 | 0 | 0 | 80 µs | 12.0 | - / - | **knee** |",
+		"**GOMAXPROCS 2**\n\n",
+		"| 400 | 158 | 59.2 % | 900 | - | 2100 | 0 | 0 | 80 µs | 12.0 | - / - | over |",
 		"2 of 8 steps carried the load generator's generator-bound verdict",
 		"![2xx/s vs offered rate, one line per GOMAXPROCS](throughput.png)",
 		"| iterations | 1 (each figure is the median over iterations) |",

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -27,8 +28,16 @@ const (
 	LogsDir = "logs"
 )
 
-// SweepVersion is the version of the sweep directory format.
-const SweepVersion = 1
+// SweepVersion is the version of the sweep directory format this
+// schedscope writes. Version 2 added the closed-model, model and fixture-flag
+// axes (SweepPlan.Users, Models, Sets; StepKey.Users, Model, Set) and
+// SweepStep.P95MS; every field it added is optional, so a version 1
+// directory reads as a version 2 one whose only axes are GOMAXPROCS and the
+// rates. ReadSweep reads both; an older schedscope refuses version 2.
+const SweepVersion = 2
+
+// sweepVersionsRead are the versions ReadSweep accepts.
+var sweepVersionsRead = [...]int{1, 2}
 
 // SweepPlan is what a sweep measures and how; it is written to sweep.json before
 // any load is sent and is authoritative when a sweep is resumed.
@@ -55,8 +64,18 @@ type SweepPlan struct {
 	// (a pool's workers); 0 when unknown.
 	ConcurrencyLimit int `json:"concurrency_limit,omitempty"`
 
-	GOMAXPROCS []int     `json:"gomaxprocs"`
-	Rates      []float64 `json:"rates"`
+	GOMAXPROCS []int `json:"gomaxprocs"`
+	// Rates is the open-model load axis (req/s); Users the closed-model one
+	// (users, each sending its next request ThinkS after the last answer).
+	// Exactly one of them is set.
+	Rates  []float64 `json:"rates"`
+	Users  []int     `json:"users,omitempty"`
+	ThinkS float64   `json:"think_s,omitempty"`
+	// Models is the fixture's concurrency-model axis (each value passed as
+	// --model to the fixture); Sets the fixture-flag axes (each value
+	// passed as --NAME=VALUE). Empty when not swept.
+	Models     []string  `json:"models,omitempty"`
+	Sets       []SetAxis `json:"sets,omitempty"`
 	Iterations int       `json:"iterations"`
 	WarmupS    float64   `json:"warmup_s"`
 	DurationS  float64   `json:"duration_s"`
@@ -72,6 +91,18 @@ type SweepPlan struct {
 	Started time.Time `json:"started"`
 }
 
+// SetAxis is one swept fixture flag: --NAME=VALUE for each value in turn.
+type SetAxis struct {
+	Name   string   `json:"name"`
+	Values []string `json:"values"`
+}
+
+// Closed reports whether the plan's load axis is closed-model users.
+func (p *SweepPlan) Closed() bool { return len(p.Users) > 0 }
+
+// Think returns the closed model's think time.
+func (p *SweepPlan) Think() time.Duration { return seconds(p.ThinkS) }
+
 // Warmup, Duration and Pause return the plan's durations.
 func (p *SweepPlan) Warmup() time.Duration   { return seconds(p.WarmupS) }
 func (p *SweepPlan) Duration() time.Duration { return seconds(p.DurationS) }
@@ -80,30 +111,220 @@ func (p *SweepPlan) Pause() time.Duration    { return seconds(p.PauseS) }
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
 // Steps returns every step of the plan in run order: iterations outermost,
-// then GOMAXPROCS, then rates, so each GOMAXPROCS value sees the machine at
-// every stage of the sweep.
+// then the lines (models, then GOMAXPROCS, then each --set axis in the
+// plan's order), then the load axis (rates or users), so every line sees
+// the machine at every stage of the sweep. A version 1 plan (GOMAXPROCS and
+// rates only) gives the steps it always gave.
 func (p *SweepPlan) Steps() []StepKey {
 	var keys []StepKey
 	for it := 1; it <= p.Iterations; it++ {
-		for _, g := range p.GOMAXPROCS {
+		for _, line := range p.Lines() {
+			k := line.stepKey(it)
+			if p.Closed() {
+				for _, u := range p.Users {
+					k.Users = u
+					keys = append(keys, k)
+				}
+				continue
+			}
 			for _, r := range p.Rates {
-				keys = append(keys, StepKey{GOMAXPROCS: g, Iteration: it, Rate: r})
+				k.Rate = r
+				keys = append(keys, k)
 			}
 		}
 	}
 	return keys
 }
 
-// StepKey names one step: a rate offered at one GOMAXPROCS in one iteration.
+// Lines returns every combination of the plan's non-load axes, in run
+// order: models, then GOMAXPROCS, then the --set axes.
+func (p *SweepPlan) Lines() []Line {
+	models := p.Models
+	if len(models) == 0 {
+		models = []string{""}
+	}
+	sets := []Settings{{}}
+	for _, ax := range p.Sets {
+		var next []Settings
+		for _, s := range sets {
+			for _, v := range ax.Values {
+				next = append(next, s.With(ax.Name, v))
+			}
+		}
+		sets = next
+	}
+	var out []Line
+	for _, m := range models {
+		for _, g := range p.GOMAXPROCS {
+			for _, s := range sets {
+				out = append(out, Line{GOMAXPROCS: g, Model: m, Set: s})
+			}
+		}
+	}
+	return out
+}
+
+// Line is one combination of a sweep's non-load axes: a line of its plots,
+// whose x axis is the load (rates or users). Model and Set are empty when
+// not swept. Line is comparable.
+type Line struct {
+	GOMAXPROCS int
+	Model      string
+	Set        Settings
+}
+
+func (l Line) stepKey(iteration int) StepKey {
+	return StepKey{GOMAXPROCS: l.GOMAXPROCS, Iteration: iteration, Model: l.Model, Set: l.Set}
+}
+
+// Label names the line for people: "pool, GOMAXPROCS 2, workers=20", or
+// "GOMAXPROCS 2" in a GOMAXPROCS-only sweep. cpus, when > 0, is the CPU
+// count targets could use: a GOMAXPROCS above it is labelled so
+// ("GOMAXPROCS 4 (> 2 CPUs)").
+func (l Line) Label(cpus int) string {
+	var parts []string
+	if l.Model != "" {
+		parts = append(parts, l.Model)
+	}
+	parts = append(parts, GOMAXPROCSLabel(l.GOMAXPROCS, cpus))
+	for _, kv := range l.Set.Pairs() {
+		parts = append(parts, kv[0]+"="+kv[1])
+	}
+	return strings.Join(parts, ", ")
+}
+
+// GOMAXPROCSLabel is "GOMAXPROCS n", with " (> c CPUs)" when n exceeds
+// cpus > 0.
+func GOMAXPROCSLabel(n, cpus int) string {
+	if cpus > 0 && n > cpus {
+		return fmt.Sprintf("GOMAXPROCS %d (> %d CPUs)", n, cpus)
+	}
+	return fmt.Sprintf("GOMAXPROCS %d", n)
+}
+
+// Line returns the step's line (the key without iteration and load).
+func (k StepKey) Line() Line { return Line{GOMAXPROCS: k.GOMAXPROCS, Model: k.Model, Set: k.Set} }
+
+// StepKey names one step: a load (a rate, or a number of closed-model
+// users) offered on one line (GOMAXPROCS, model, fixture flags) in one
+// iteration. It is comparable.
 type StepKey struct {
 	GOMAXPROCS int     `json:"gomaxprocs"`
 	Iteration  int     `json:"iteration"` // 1-based
 	Rate       float64 `json:"offered_rate"`
+	// Users is the closed-model load (Rate is then 0).
+	Users int `json:"users,omitempty"`
+	// Model is the fixture's --model, "" when not swept.
+	Model string `json:"model,omitempty"`
+	// Set holds the swept fixture flags' values, empty when none.
+	Set Settings `json:"set,omitzero"`
 }
 
-// File is the step's file name inside StepsDir.
+// File is the step's file name inside StepsDir. A version 1 key (no users,
+// model or set) keeps its version 1 name,
+// gomaxprocs-GGG_iter-II_rate-R.json; the other axes add _model-M and
+// _NAME=VALUE before _iter, and users replace the rate (_users-U).
 func (k StepKey) File() string {
-	return fmt.Sprintf("gomaxprocs-%03d_iter-%02d_rate-%g.json", k.GOMAXPROCS, k.Iteration, k.Rate)
+	var b strings.Builder
+	fmt.Fprintf(&b, "gomaxprocs-%03d", k.GOMAXPROCS)
+	if k.Model != "" {
+		b.WriteString("_model-" + k.Model)
+	}
+	for _, kv := range k.Set.Pairs() {
+		b.WriteString("_" + kv[0] + "=" + kv[1])
+	}
+	fmt.Fprintf(&b, "_iter-%02d", k.Iteration)
+	if k.Users > 0 {
+		fmt.Fprintf(&b, "_users-%d.json", k.Users)
+	} else {
+		fmt.Fprintf(&b, "_rate-%g.json", k.Rate)
+	}
+	return b.String()
+}
+
+// LogFile is the name, inside LogsDir, of the log of the target process
+// that ran the step's line in its iteration.
+func (k StepKey) LogFile() string {
+	name := k.File()
+	return name[:strings.LastIndex(name, "_iter-")+len("_iter-00")] + ".log"
+}
+
+// Settings is a set of fixture flag values, NAME -> VALUE, kept as one
+// canonical string ("a=1,b=2", names sorted) so that StepKey stays
+// comparable; in JSON it is an object. Names and values must not hold ','
+// or '=' (package sweep allows letters, digits and . : + - only).
+type Settings struct{ s string }
+
+// With returns s with name set to value.
+func (s Settings) With(name, value string) Settings {
+	m := s.Map()
+	m[name] = value
+	return settingsOf(m)
+}
+
+// Get returns name's value.
+func (s Settings) Get(name string) (string, bool) {
+	v, ok := s.Map()[name]
+	return v, ok
+}
+
+// IsZero reports whether s holds nothing.
+func (s Settings) IsZero() bool { return s.s == "" }
+
+// String is the canonical form, "a=1,b=2".
+func (s Settings) String() string { return s.s }
+
+// Pairs returns the name, value pairs, names sorted.
+func (s Settings) Pairs() [][2]string {
+	if s.s == "" {
+		return nil
+	}
+	var out [][2]string
+	for _, kv := range strings.Split(s.s, ",") {
+		n, v, _ := strings.Cut(kv, "=")
+		out = append(out, [2]string{n, v})
+	}
+	return out
+}
+
+// Map returns a new map of s.
+func (s Settings) Map() map[string]string {
+	m := map[string]string{}
+	for _, kv := range s.Pairs() {
+		m[kv[0]] = kv[1]
+	}
+	return m
+}
+
+func settingsOf(m map[string]string) Settings {
+	names := make([]string, 0, len(m))
+	for n := range m {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = n + "=" + m[n]
+	}
+	return Settings{strings.Join(parts, ",")}
+}
+
+// MarshalJSON writes s as an object.
+func (s Settings) MarshalJSON() ([]byte, error) { return json.Marshal(s.Map()) }
+
+// UnmarshalJSON reads an object of strings.
+func (s *Settings) UnmarshalJSON(b []byte) error {
+	var m map[string]string
+	if err := json.Unmarshal(b, &m); err != nil {
+		return fmt.Errorf("fixture settings: %w", err)
+	}
+	for n, v := range m {
+		if n == "" || strings.ContainsAny(n+v, ",=") {
+			return fmt.Errorf("fixture setting %q=%q: names and values must be non-empty and hold no ',' or '='", n, v)
+		}
+	}
+	*s = settingsOf(m)
+	return nil
 }
 
 // SweepStep is one finished step: what the load generator measured at one offered
@@ -130,7 +351,12 @@ type SweepStep struct {
 	// when every request was served, even in a short phase.
 	AnsweredPerSec float64 `json:"answered_per_s"`
 	P50MS          float64 `json:"p50_ms"`
-	P99MS          float64 `json:"p99_ms"`
+	// P95MS is 0 in sweeps written before version 2.
+	P95MS float64 `json:"p95_ms,omitempty"`
+	P99MS float64 `json:"p99_ms"`
+	// MeanMS is the mean latency (0 before version 2): the closed model's
+	// Little's-law figure, users / (think + mean latency).
+	MeanMS float64 `json:"mean_ms,omitempty"`
 	// ServiceP50MS is the median time from each request's actual send to
 	// its response: the target's own latency, without the send lag.
 	ServiceP50MS float64 `json:"service_p50_ms"`
@@ -221,8 +447,8 @@ func ReadSweep(dir string) (*Sweep, error) {
 	if err := json.Unmarshal(b, &s.Plan); err != nil {
 		return nil, fmt.Errorf("sweep plan %s: %w", filepath.Join(dir, SweepFile), err)
 	}
-	if s.Plan.Version != SweepVersion {
-		return nil, fmt.Errorf("sweep plan %s: version %d, this schedscope reads %d", filepath.Join(dir, SweepFile), s.Plan.Version, SweepVersion)
+	if !slices.Contains(sweepVersionsRead[:], s.Plan.Version) {
+		return nil, fmt.Errorf("sweep plan %s: version %d, this schedscope reads %d to %d", filepath.Join(dir, SweepFile), s.Plan.Version, sweepVersionsRead[0], SweepVersion)
 	}
 	s.Plan = s.Plan.Redacted()
 	entries, err := os.ReadDir(filepath.Join(dir, StepsDir))

@@ -20,7 +20,15 @@ func PlainProgress(w io.Writer) func(Event) {
 // FormatEvent renders e as one line, or "" for events not worth a line
 // (ticks).
 func FormatEvent(e Event) string {
-	head := fmt.Sprintf("[%d/%d] GOMAXPROCS %d iteration %d", e.Done, e.Total, e.GOMAXPROCS, e.Iteration)
+	label := e.Label
+	if label == "" {
+		label = fmt.Sprintf("GOMAXPROCS %d", e.GOMAXPROCS)
+	}
+	head := fmt.Sprintf("[%d/%d] %s iteration %d", e.Done, e.Total, label, e.Iteration)
+	offered := fmt.Sprintf("%g req/s", e.Rate)
+	if e.Users > 0 {
+		offered = fmt.Sprintf("%d users", e.Users)
+	}
 	switch e.Kind {
 	case EventStart:
 		if e.GOMAXPROCS == 0 {
@@ -37,14 +45,14 @@ func FormatEvent(e Event) string {
 		}
 		return fmt.Sprintf("%s: target answers", head)
 	case EventWarmup:
-		return fmt.Sprintf("%s: warm-up at %g req/s for %v", head, e.Rate, e.Duration)
+		return fmt.Sprintf("%s: warm-up at %s for %v", head, offered, e.Duration)
 	case EventPhase:
 		return ""
 	case EventStep:
 		s := e.Step
 		var b strings.Builder
-		fmt.Fprintf(&b, "%s: %g req/s offered -> %.1f 2xx/s, p50 %.1f ms, p99 %.1f ms, errors %d, not sent %d",
-			head, s.Rate, s.OKPerSec, s.P50MS, s.P99MS, s.Errors, s.NotSent)
+		fmt.Fprintf(&b, "%s: %s offered -> %.1f 2xx/s, p50 %.1f ms, p95 %.1f ms, p99 %.1f ms, errors %d, not sent %d",
+			head, offered, s.OKPerSec, s.P50MS, s.P95MS, s.P99MS, s.Errors, s.NotSent)
 		if s.CPUPerRequestUS > 0 {
 			fmt.Fprintf(&b, ", target CPU %.0f us/req", s.CPUPerRequestUS)
 		}

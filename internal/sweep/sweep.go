@@ -1,9 +1,10 @@
-// Package sweep runs a GOMAXPROCS sweep: for each GOMAXPROCS value and
+// Package sweep runs a sweep over axes: for each line (a GOMAXPROCS value,
+// and, for the fixture, a concurrency model and values of its flags) and
 // iteration it starts a fresh target process with GOMAXPROCS in its
 // environment (pinned with taskset to that many CPUs when the machine has
 // them), waits until the target answers, warms it up, offers a ladder of
-// rates with the open-model generator, records what the generator measured
-// and the target's CPU and RSS, and stops the process.
+// load (open-model rates, or closed-model users), records what the generator
+// measured and the target's CPU and RSS, and stops the process.
 //
 // Every finished step is written to the sweep directory at once (see rundir.SweepPlan,
 // rundir.SweepStep and rundir.ReadSweep), so an interrupted sweep keeps its finished steps and Run
@@ -26,6 +27,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -50,10 +52,14 @@ func (f LoaderFunc) Offer(ctx context.Context, o Offer) (Measured, error) { retu
 
 var _ Loader = LoaderFunc(nil)
 
-// Offer is one phase of open-model load.
+// Offer is one phase of load: open model (Rate) or closed model (Users).
 type Offer struct {
-	URL      string
-	Rate     float64 // requests per second
+	URL  string
+	Rate float64 // requests per second; 0 with Users
+	// Users selects the closed model: Users users each send a request,
+	// wait for its answer, wait Think, and repeat.
+	Users    int
+	Think    time.Duration
 	Duration time.Duration
 	Warmup   bool // a warm-up phase: measured but not recorded as a step
 	// Progress, when set, receives the phase's live figures; the Loader
@@ -81,7 +87,8 @@ type Measured struct {
 	// answered 2xx, whenever, per second of the phase.
 	OKPerSec       float64
 	AnsweredPerSec float64
-	P50, P99, Max  time.Duration
+	P50, P95, P99  time.Duration
+	Max, Mean      time.Duration
 	ServiceP50     time.Duration // from the actual send, without send lag
 	Verdicts       []string
 	// GeneratorVerdict: the generator judged itself a limit (any reason).
@@ -124,9 +131,20 @@ type Config struct {
 	// value's ladder. Requires Agent.
 	Live bool
 
-	GOMAXPROCS []int     // values to sweep, each >= 1; required
-	Rates      []float64 // offered rates of the ladder, each > 0; required
-	Iterations int       // processes per GOMAXPROCS value; 0 means 3
+	GOMAXPROCS []int // values to sweep, each >= 1; required
+	// Rates (open model, req/s, each > 0) or Users (closed model, each
+	// >= 1, with Think between an answer and a user's next request) is the
+	// load axis; exactly one is required.
+	Rates []float64
+	Users []int
+	Think time.Duration
+	// Models (fixture only) sweeps the fixture's --model; Sets (fixture
+	// only) sweeps fixture flags by name (see FixtureFlags). Each
+	// combination of GOMAXPROCS, model and set values is a line, run in its
+	// own target processes.
+	Models     []string
+	Sets       []rundir.SetAxis
+	Iterations int // processes per line; 0 means 3
 	Warmup     time.Duration
 	Duration   time.Duration // per rate; 0 means 20 s
 	Pause      time.Duration // after the warm-up and between rates
@@ -169,8 +187,11 @@ const (
 	MaxIterations = 100
 	// MaxGOMAXPROCS bounds each GOMAXPROCS value.
 	MaxGOMAXPROCS = 4096
-	// MaxLevels bounds how many GOMAXPROCS values are swept.
+	// MaxLevels bounds how many GOMAXPROCS values are swept, and how many
+	// lines (combinations of GOMAXPROCS, model and --set values).
 	MaxLevels = 64
+	// MaxSetAxes bounds how many --set axes a sweep has.
+	MaxSetAxes = 8
 	// MaxSteps bounds the plan: values x rates x iterations.
 	MaxSteps = 10_000
 	// MaxReadyTimeout bounds Config.ReadyTimeout.
@@ -202,6 +223,12 @@ type Event struct {
 	GOMAXPROCS int
 	Iteration  int
 	Rate       float64
+	// Users is the closed-model load (Rate is then 0); Line the step's
+	// line (GOMAXPROCS, model, fixture flags); Label names it
+	// ("pool, GOMAXPROCS 2, workers=20").
+	Users int
+	Line  rundir.Line
+	Label string
 	// Index is the 1-based number of the step in the plan; Total the
 	// plan's step count; Done the steps finished so far.
 	Index, Total, Done int
@@ -351,9 +378,6 @@ func NewPlan(cfg Config) (rundir.SweepPlan, error) {
 	if len(cfg.GOMAXPROCS) > MaxLevels {
 		return p, fmt.Errorf("%d GOMAXPROCS values: at most %d", len(cfg.GOMAXPROCS), MaxLevels)
 	}
-	if len(cfg.Rates) > load.MaxSteps {
-		return p, fmt.Errorf("%d rates: at most %d", len(cfg.Rates), load.MaxSteps)
-	}
 	seen := map[int]bool{}
 	for _, g := range cfg.GOMAXPROCS {
 		if g < 1 || g > MaxGOMAXPROCS {
@@ -366,21 +390,12 @@ func NewPlan(cfg Config) (rundir.SweepPlan, error) {
 		p.GOMAXPROCS = append(p.GOMAXPROCS, g)
 	}
 	sort.Ints(p.GOMAXPROCS)
-	if len(cfg.Rates) == 0 {
-		return p, errors.New("no offered rates: give --rates 100,200,400")
+	if err := planLoad(&p, cfg); err != nil {
+		return p, err
 	}
-	seenRate := map[float64]bool{}
-	for _, r := range cfg.Rates {
-		if !(r > 0) || r > load.MaxRate || math.IsInf(r, 0) {
-			return p, fmt.Errorf("rate %g: must be > 0 and at most 10,000,000 req/s", r)
-		}
-		if seenRate[r] {
-			return p, fmt.Errorf("rate %g given twice", r)
-		}
-		seenRate[r] = true
-		p.Rates = append(p.Rates, r)
+	if err := planAxes(&p, cfg); err != nil {
+		return p, err
 	}
-	sort.Float64s(p.Rates)
 	if p.Iterations == 0 {
 		p.Iterations = DefaultIterations
 	}
@@ -392,13 +407,24 @@ func NewPlan(cfg Config) (rundir.SweepPlan, error) {
 	if p.Iterations < 1 || p.Iterations > MaxIterations {
 		return p, fmt.Errorf("iterations %d: must be in [1, %d]", cfg.Iterations, MaxIterations)
 	}
-	if n := len(p.GOMAXPROCS) * len(p.Rates) * p.Iterations; n > MaxSteps {
-		return p, fmt.Errorf("%d steps (%d GOMAXPROCS values x %d rates x %d iterations): at most %d", n, len(p.GOMAXPROCS), len(p.Rates), p.Iterations, MaxSteps)
+	lines := len(p.Lines())
+	if lines > MaxLevels {
+		return p, fmt.Errorf("%d lines (combinations of GOMAXPROCS, --models and --set values): at most %d", lines, MaxLevels)
+	}
+	loadName, loads := "rates", len(p.Rates)
+	if p.Closed() {
+		loadName, loads = "user counts", len(p.Users)
+	}
+	if n := lines * loads * p.Iterations; n > MaxSteps {
+		if lines == len(p.GOMAXPROCS) {
+			return p, fmt.Errorf("%d steps (%d GOMAXPROCS values x %d %s x %d iterations): at most %d", n, len(p.GOMAXPROCS), loads, loadName, p.Iterations, MaxSteps)
+		}
+		return p, fmt.Errorf("%d steps (%d lines x %d %s x %d iterations): at most %d", n, lines, loads, loadName, p.Iterations, MaxSteps)
 	}
 	for _, b := range []struct {
 		name     string
 		d, limit time.Duration
-	}{{"warmup", cfg.Warmup, load.MaxPhase}, {"duration", cfg.Duration, load.MaxPhase}, {"pause", cfg.Pause, load.MaxWait}, {"ready timeout", cfg.ReadyTimeout, MaxReadyTimeout}} {
+	}{{"warmup", cfg.Warmup, load.MaxPhase}, {"duration", cfg.Duration, load.MaxPhase}, {"pause", cfg.Pause, load.MaxWait}, {"think", cfg.Think, load.MaxWait}, {"ready timeout", cfg.ReadyTimeout, MaxReadyTimeout}} {
 		if b.d < 0 {
 			return p, fmt.Errorf("%s %v: must not be negative", b.name, b.d)
 		}
@@ -432,6 +458,171 @@ func NewPlan(cfg Config) (rundir.SweepPlan, error) {
 	return p, nil
 }
 
+// planLoad validates the load axis, rates or users, into p.
+func planLoad(p *rundir.SweepPlan, cfg Config) error {
+	switch {
+	case len(cfg.Rates) > 0 && len(cfg.Users) > 0:
+		return errors.New("give either --rates (open model) or --users (closed model), not both")
+	case len(cfg.Users) > 0:
+		return planUsers(p, cfg)
+	case cfg.Think != 0:
+		return errors.New("--think is the closed model's pause: it needs --users")
+	}
+	if len(cfg.Rates) == 0 {
+		return errors.New("no offered rates: give --rates 100,200,400 (open model) or --users 10,50,200 (closed model)")
+	}
+	if len(cfg.Rates) > load.MaxSteps {
+		return fmt.Errorf("%d rates: at most %d", len(cfg.Rates), load.MaxSteps)
+	}
+	seenRate := map[float64]bool{}
+	for _, r := range cfg.Rates {
+		if !(r > 0) || r > load.MaxRate || math.IsInf(r, 0) {
+			return fmt.Errorf("rate %g: must be > 0 and at most 10,000,000 req/s", r)
+		}
+		if seenRate[r] {
+			return fmt.Errorf("rate %g given twice", r)
+		}
+		seenRate[r] = true
+		p.Rates = append(p.Rates, r)
+	}
+	sort.Float64s(p.Rates)
+	return nil
+}
+
+func planUsers(p *rundir.SweepPlan, cfg Config) error {
+	if len(cfg.Users) > load.MaxSteps {
+		return fmt.Errorf("%d user counts: at most %d", len(cfg.Users), load.MaxSteps)
+	}
+	seen := map[int]bool{}
+	for _, u := range cfg.Users {
+		if u < 1 || u > load.MaxUsers {
+			return fmt.Errorf("users %d: must be in [1, %d]", u, load.MaxUsers)
+		}
+		if seen[u] {
+			return fmt.Errorf("users %d given twice", u)
+		}
+		seen[u] = true
+		p.Users = append(p.Users, u)
+	}
+	sort.Ints(p.Users)
+	p.ThinkS = cfg.Think.Seconds()
+	return nil
+}
+
+// FixtureModels are the fixture's concurrency models, the values --models
+// takes.
+var FixtureModels = []string{"goroutine", "pool", "threads", "bulkhead"}
+
+// FixtureFlags are the fixture flags a sweep may vary with --set NAME=...:
+// its numeric and duration knobs. The others are left out on purpose:
+// --model has its own axis (--models), --addr is the sweep's, and
+// --downstream and --db-dsn are URLs (which may hold secrets, and make
+// poor file names). A test in cmd/schedscope checks each is a real flag of
+// `schedscope fixture`.
+var FixtureFlags = []string{"workers", "queue", "bulkhead-wait", "fanout-deadline", "fanout-conns", "downstream-delay", "db-delay", "db-pool", "db-acquire-timeout"}
+
+// planAxes validates the fixture's axes, --models and --set, into p.
+func planAxes(p *rundir.SweepPlan, cfg Config) error {
+	if len(cfg.Models) == 0 && len(cfg.Sets) == 0 {
+		return nil
+	}
+	if cfg.Fixture == "" {
+		return errors.New("--models and --set vary the fixture's flags: they need --fixture (a --cmd target takes its settings in its own command line)")
+	}
+	if cfg.Live {
+		return errors.New("--models and --set need a fresh target per value: drop --live")
+	}
+	given := fixtureSpecFlags(cfg.Fixture)
+	if len(cfg.Models) > 0 && given["model"] {
+		return fmt.Errorf("--fixture %q gives --model and --models sweeps it: give the models in --models only", cfg.Fixture)
+	}
+	seen := map[string]bool{}
+	for _, m := range cfg.Models {
+		if !slices.Contains(FixtureModels, m) {
+			return fmt.Errorf("--models %q: unknown model (known: %s)", m, strings.Join(FixtureModels, ", "))
+		}
+		if seen[m] {
+			return fmt.Errorf("--models %s given twice", m)
+		}
+		seen[m] = true
+		p.Models = append(p.Models, m)
+	}
+	if len(cfg.Sets) > MaxSetAxes {
+		return fmt.Errorf("%d --set axes: at most %d", len(cfg.Sets), MaxSetAxes)
+	}
+	names := map[string]bool{}
+	for _, ax := range cfg.Sets {
+		switch {
+		case ax.Name == "model":
+			return errors.New("--set model=...: use --models")
+		case !slices.Contains(FixtureFlags, ax.Name):
+			return fmt.Errorf("--set %s: not a fixture flag a sweep can vary (these can: %s)", ax.Name, strings.Join(FixtureFlags, ", "))
+		case names[ax.Name]:
+			return fmt.Errorf("--set %s given twice: give its values once, comma-separated", ax.Name)
+		case given[ax.Name]:
+			return fmt.Errorf("--fixture %q gives --%s and --set sweeps it: give it in --set only", cfg.Fixture, ax.Name)
+		case len(ax.Values) == 0:
+			return fmt.Errorf("--set %s: no values", ax.Name)
+		}
+		names[ax.Name] = true
+		vals := map[string]bool{}
+		for _, v := range ax.Values {
+			if !validSetValue(v) {
+				return fmt.Errorf("--set %s=%q: a value holds letters, digits and . : + - only", ax.Name, v)
+			}
+			if vals[v] {
+				return fmt.Errorf("--set %s: %s given twice", ax.Name, v)
+			}
+			vals[v] = true
+		}
+		p.Sets = append(p.Sets, rundir.SetAxis{Name: ax.Name, Values: slices.Clone(ax.Values)})
+	}
+	return nil
+}
+
+// validSetValue: a --set value goes into step file names and the
+// fixture's argv, so it is short and plain.
+func validSetValue(v string) bool {
+	if v == "" || len(v) > 32 {
+		return false
+	}
+	for _, r := range v {
+		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune(".:+-", r)
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// fixtureSpecFlags are the flag names given in a --fixture spec.
+func fixtureSpecFlags(spec string) map[string]bool {
+	out := map[string]bool{}
+	for _, w := range strings.Fields(spec)[min(1, len(strings.Fields(spec))):] {
+		if strings.HasPrefix(w, "-") {
+			name, _, _ := strings.Cut(strings.TrimLeft(w, "-"), "=")
+			out[name] = true
+		}
+	}
+	return out
+}
+
+// lineArgv is the target's argv for a line: the plan's, with the line's
+// model and fixture flags added (--model M --NAME=VALUE).
+func lineArgv(p rundir.SweepPlan, l rundir.Line) []string {
+	if l.Model == "" && l.Set.IsZero() {
+		return p.Argv
+	}
+	argv := slices.Clone(p.Argv)
+	if l.Model != "" {
+		argv = append(argv, "--model", l.Model)
+	}
+	for _, kv := range l.Set.Pairs() {
+		argv = append(argv, "--"+kv[0]+"="+kv[1])
+	}
+	return argv
+}
+
 func checkHTTPURL(flag, s string) error {
 	if s == "" {
 		return fmt.Errorf("no %s given", strings.TrimPrefix(flag, "--"))
@@ -459,11 +650,42 @@ func (r *runner) emit(e Event) {
 	r.cfg.Progress(e)
 }
 
-// group is the steps one target process (or one live GOMAXPROCS setting) runs.
+// group is the steps one target process (or one live GOMAXPROCS setting)
+// runs: one line in one iteration.
 type group struct {
 	gomaxprocs, iteration int
+	line                  rundir.Line
 	steps                 []rundir.StepKey
 	first                 int // plan index (0-based) of the group's first step
+}
+
+// name is the group in errors: "GOMAXPROCS 2, iteration 1" or
+// "pool, GOMAXPROCS 2, workers=4, iteration 1".
+func (g group) name() string { return fmt.Sprintf("%s, iteration %d", g.line.Label(0), g.iteration) }
+
+// event fills e's step identity from g and k (k may be zero: the group's).
+func (r *runner) event(e Event, g group, k rundir.StepKey) Event {
+	e.GOMAXPROCS, e.Iteration, e.Line = g.gomaxprocs, g.iteration, g.line
+	e.Label = g.line.Label(r.cpus())
+	e.Rate, e.Users = k.Rate, k.Users
+	return e
+}
+
+// cpus is the number of CPUs targets may use: the pinning set, else the
+// machine's.
+func (r *runner) cpus() int {
+	if len(r.allowed) > 0 {
+		return len(r.allowed)
+	}
+	return r.plan.Machine.CPUs
+}
+
+// loadName is a step's load for errors: "200 req/s" or "50 users".
+func loadName(k rundir.StepKey) string {
+	if k.Users > 0 {
+		return fmt.Sprintf("%d users", k.Users)
+	}
+	return fmt.Sprintf("%g req/s", k.Rate)
 }
 
 func (r *runner) groups() []group {
@@ -481,8 +703,8 @@ func (r *runner) groups() []group {
 			continue
 		}
 		n := len(out)
-		if n == 0 || out[n-1].gomaxprocs != k.GOMAXPROCS || out[n-1].iteration != k.Iteration {
-			out = append(out, group{gomaxprocs: k.GOMAXPROCS, iteration: k.Iteration, first: i})
+		if n == 0 || out[n-1].line != k.Line() || out[n-1].iteration != k.Iteration {
+			out = append(out, group{gomaxprocs: k.GOMAXPROCS, iteration: k.Iteration, line: k.Line(), first: i})
 			n++
 		}
 		out[n-1].steps = append(out[n-1].steps, k)
@@ -530,7 +752,7 @@ func (r *runner) runGroup(ctx context.Context, g group, agent *target.Agent) (er
 			pinned = list
 		}
 	}
-	logPath := filepath.Join(r.cfg.Dir, rundir.LogsDir, fmt.Sprintf("gomaxprocs-%03d_iter-%02d.log", g.gomaxprocs, g.iteration))
+	logPath := filepath.Join(r.cfg.Dir, rundir.LogsDir, g.steps[0].LogFile())
 	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return fmt.Errorf("target log: %w", err)
@@ -540,28 +762,28 @@ func (r *runner) runGroup(ctx context.Context, g group, agent *target.Agent) (er
 			err = fmt.Errorf("target log: %w", cerr)
 		}
 	}()
-	p, err := target.Start(target.Spec{Command: r.plan.Command, Argv: r.plan.Argv, GOMAXPROCS: g.gomaxprocs, CPUs: pinned, Log: logFile})
+	p, err := target.Start(target.Spec{Command: r.plan.Command, Argv: lineArgv(r.plan, g.line), GOMAXPROCS: g.gomaxprocs, CPUs: pinned, Log: logFile})
 	if err != nil {
 		return err
 	}
-	r.emit(Event{Kind: EventStart, GOMAXPROCS: g.gomaxprocs, Iteration: g.iteration, PID: p.PID(), Pinned: pinned})
+	r.emit(r.event(Event{Kind: EventStart, PID: p.PID(), Pinned: pinned}, g, rundir.StepKey{}))
 	defer func() {
 		serr := p.Stop()
-		r.emit(Event{Kind: EventStop, GOMAXPROCS: g.gomaxprocs, Iteration: g.iteration, PID: p.PID(), Err: serr})
+		r.emit(r.event(Event{Kind: EventStop, PID: p.PID(), Err: serr}, g, rundir.StepKey{}))
 	}()
 	if err := target.WaitReady(ctx, p, r.plan.URL, r.readyTimeout()); err != nil {
-		return fmt.Errorf("GOMAXPROCS %d, iteration %d: %w", g.gomaxprocs, g.iteration, err)
+		return fmt.Errorf("%s: %w", g.name(), err)
 	}
-	r.emit(Event{Kind: EventReady, GOMAXPROCS: g.gomaxprocs, Iteration: g.iteration, PID: p.PID()})
+	r.emit(r.event(Event{Kind: EventReady, PID: p.PID()}, g, rundir.StepKey{}))
 	if agent != nil {
 		fig, err := agent.Figures(ctx)
 		switch {
 		case err != nil && r.plan.AgentOptional:
 			agent = nil
 		case err != nil:
-			return fmt.Errorf("GOMAXPROCS %d, iteration %d: %w", g.gomaxprocs, g.iteration, err)
+			return fmt.Errorf("%s: %w", g.name(), err)
 		case int(fig.GOMAXPROCS) != g.gomaxprocs:
-			return fmt.Errorf("GOMAXPROCS %d, iteration %d: the target reports GOMAXPROCS %d: does it set it itself?", g.gomaxprocs, g.iteration, int(fig.GOMAXPROCS))
+			return fmt.Errorf("%s: the target reports GOMAXPROCS %d: does it set it itself?", g.name(), int(fig.GOMAXPROCS))
 		}
 	}
 	return r.ladder(ctx, g, p, pinned, agent)
@@ -592,7 +814,7 @@ func (r *runner) runLive(ctx context.Context, groups []group, agent *target.Agen
 		if err := agent.SetGOMAXPROCS(ctx, g.gomaxprocs); err != nil {
 			return fmt.Errorf("live GOMAXPROCS %d: %w", g.gomaxprocs, err)
 		}
-		r.emit(Event{Kind: EventReady, GOMAXPROCS: g.gomaxprocs, Iteration: g.iteration})
+		r.emit(r.event(Event{Kind: EventReady}, g, rundir.StepKey{}))
 		if err := r.ladder(ctx, g, p, "", agent); err != nil {
 			return err
 		}
@@ -613,10 +835,12 @@ func (r *runner) readyTimeout() time.Duration {
 // running target): then no CPU or RSS is recorded.
 func (r *runner) ladder(ctx context.Context, g group, p *target.Process, pinned string, agent *target.Agent) error {
 	if w := r.plan.Warmup(); w > 0 {
-		r.emit(Event{Kind: EventWarmup, GOMAXPROCS: g.gomaxprocs, Iteration: g.iteration, Rate: g.steps[0].Rate, Duration: w})
-		m, err := r.cfg.Loader.Offer(ctx, Offer{URL: r.plan.URL, Rate: g.steps[0].Rate, Duration: w, Warmup: true, Progress: r.ticker(g, g.steps[0].Rate)})
+		first := g.steps[0]
+		r.emit(r.event(Event{Kind: EventWarmup, Duration: w}, g, first))
+		m, err := r.cfg.Loader.Offer(ctx, Offer{URL: r.plan.URL, Rate: first.Rate, Users: first.Users, Think: r.plan.Think(),
+			Duration: w, Warmup: true, Progress: r.ticker(g, first)})
 		if err != nil {
-			return fmt.Errorf("GOMAXPROCS %d, iteration %d: warm-up: %w", g.gomaxprocs, g.iteration, err)
+			return fmt.Errorf("%s: warm-up: %w", g.name(), err)
 		}
 		if m.Interrupted || ctx.Err() != nil {
 			return context.Cause(ctx)
@@ -633,7 +857,7 @@ func (r *runner) ladder(ctx context.Context, g group, p *target.Process, pinned 
 		}
 		if p != nil {
 			if exited, xerr := p.Exited(); exited {
-				return fmt.Errorf("GOMAXPROCS %d, iteration %d: target exited before %g req/s: %v", g.gomaxprocs, g.iteration, k.Rate, xerr)
+				return fmt.Errorf("%s: target exited before %s: %v", g.name(), loadName(k), xerr)
 			}
 		}
 		st, err := r.step(ctx, g, i, k, p, pinned, agent)
@@ -644,7 +868,7 @@ func (r *runner) ladder(ctx context.Context, g group, p *target.Process, pinned 
 			return fmt.Errorf("sweep step: %w", err)
 		}
 		r.done++
-		r.emit(Event{Kind: EventStep, GOMAXPROCS: k.GOMAXPROCS, Iteration: k.Iteration, Rate: k.Rate, Index: g.first + i + 1, Step: st})
+		r.emit(r.event(Event{Kind: EventStep, Index: g.first + i + 1, Step: st}, g, k))
 	}
 	return nil
 }
@@ -662,11 +886,12 @@ func (r *runner) step(ctx context.Context, g group, i int, k rundir.StepKey, p *
 		figBefore, _ = agent.Figures(ctx)
 	}
 	machine0, machineErr := target.ReadMachineCPU()
-	r.emit(Event{Kind: EventPhase, GOMAXPROCS: k.GOMAXPROCS, Iteration: k.Iteration, Rate: k.Rate, Index: g.first + i + 1, Duration: r.plan.Duration()})
+	r.emit(r.event(Event{Kind: EventPhase, Index: g.first + i + 1, Duration: r.plan.Duration()}, g, k))
 	start := time.Now().UTC()
-	m, err := r.cfg.Loader.Offer(ctx, Offer{URL: r.plan.URL, Rate: k.Rate, Duration: r.plan.Duration(), Progress: r.ticker(g, k.Rate)})
+	m, err := r.cfg.Loader.Offer(ctx, Offer{URL: r.plan.URL, Rate: k.Rate, Users: k.Users, Think: r.plan.Think(),
+		Duration: r.plan.Duration(), Progress: r.ticker(g, k)})
 	if err != nil {
-		return nil, fmt.Errorf("GOMAXPROCS %d, iteration %d, %g req/s: %w", k.GOMAXPROCS, k.Iteration, k.Rate, err)
+		return nil, fmt.Errorf("%s, %s: %w", g.name(), loadName(k), err)
 	}
 	if m.Interrupted || ctx.Err() != nil {
 		return nil, context.Cause(ctx)
@@ -675,7 +900,8 @@ func (r *runner) step(ctx context.Context, g group, i int, k rundir.StepKey, p *
 		StepKey: k, Pinned: pinned, Start: start, DurationS: m.Duration.Seconds(),
 		Sent: m.Sent, OK: m.OK, Errors: m.Errors, Timeouts: m.Timeouts, NotSent: m.NotSent, OKPerSec: m.OKPerSec,
 		AnsweredPerSec: m.AnsweredPerSec,
-		P50MS:          durMS(m.P50), P99MS: durMS(m.P99), MaxMS: durMS(m.Max), ServiceP50MS: durMS(m.ServiceP50),
+		P50MS:          durMS(m.P50), P95MS: durMS(m.P95), P99MS: durMS(m.P99), MaxMS: durMS(m.Max), MeanMS: durMS(m.Mean),
+		ServiceP50MS:     durMS(m.ServiceP50),
 		GeneratorVerdict: m.GeneratorVerdict, GeneratorBound: m.GeneratorBound, GeneratorNote: m.GeneratorNote,
 		Verdicts: m.Verdicts, GeneratorCPUCores: m.GeneratorCPUCores,
 	}
@@ -707,12 +933,12 @@ func (r *runner) step(ctx context.Context, g group, i int, k rundir.StepKey, p *
 	return st, nil
 }
 
-func (r *runner) ticker(g group, rate float64) func(PhaseProgress) {
+func (r *runner) ticker(g group, k rundir.StepKey) func(PhaseProgress) {
 	if r.cfg.Progress == nil {
 		return nil
 	}
 	return func(pp PhaseProgress) {
-		r.emit(Event{Kind: EventTick, GOMAXPROCS: g.gomaxprocs, Iteration: g.iteration, Rate: rate, Tick: &pp})
+		r.emit(r.event(Event{Kind: EventTick, Tick: &pp}, g, k))
 	}
 }
 

@@ -17,9 +17,13 @@ type SweepEvent struct {
 	// Done of Total steps are finished; Step is the 1-based step running
 	// now (0 between steps).
 	Done, Total, Step int
-	// GOMAXPROCS, Iteration and Rate identify the step running now.
+	// GOMAXPROCS, Iteration and Rate (or Users, closed model) identify the
+	// step running now; Line, when set, names its line in a sweep over
+	// more than GOMAXPROCS ("pool, GOMAXPROCS 2, workers=20").
 	GOMAXPROCS, Iteration int
 	Rate                  float64
+	Users                 int
+	Line                  string
 	// Status says what the sweep is doing: "starting target", "warm-up",
 	// "measuring", "stopping target".
 	Status string
@@ -41,9 +45,12 @@ type SweepEvent struct {
 // SweepRow is one finished step.
 type SweepRow struct {
 	GOMAXPROCS, Iteration int
-	Rate, OKPerSec        float64
-	P50, P99              time.Duration
-	Errors, NotSent       int64
+	// Line and Users: see SweepEvent.
+	Line            string
+	Users           int
+	Rate, OKPerSec  float64
+	P50, P99        time.Duration
+	Errors, NotSent int64
 	// Note flags the step, e.g. "generator-bound".
 	Note string
 }
@@ -172,8 +179,8 @@ func (m Sweep) Render() string {
 		if e.Duration > 0 {
 			step = min(1, float64(e.Elapsed)/float64(e.Duration))
 		}
-		fmt.Fprintf(&b, "%s %s step %d: GOMAXPROCS %d, iter %d, %s req/s, %s",
-			m.st.label.Render("step  "), bar.ViewAs(step), e.Step, e.GOMAXPROCS, e.Iteration, fmtRate(e.Rate), e.Status)
+		fmt.Fprintf(&b, "%s %s step %d: %s, iter %d, %s, %s",
+			m.st.label.Render("step  "), bar.ViewAs(step), e.Step, lineOf(e.Line, e.GOMAXPROCS), e.Iteration, offeredOf(e.Rate, e.Users), e.Status)
 		if e.LiveOKPerSec > 0 {
 			fmt.Fprintf(&b, m.st.dim.Render(" · %s 2xx/s, p99 %s"), fmtRate(e.LiveOKPerSec), fmtDur(e.LiveP99))
 		}
@@ -187,7 +194,14 @@ func (m Sweep) Render() string {
 	b.WriteString("\n")
 	t := Table{Header: []string{"GOMAXPROCS", "iter", "offered", "2xx/s", "p50", "p99", "errors", "not sent", "note"}}
 	for _, r := range m.rows {
-		t.Rows = append(t.Rows, []string{fmt.Sprint(r.GOMAXPROCS), fmt.Sprint(r.Iteration), fmtRate(r.Rate), fmtRate(r.OKPerSec),
+		line, offered := fmt.Sprint(r.GOMAXPROCS), fmtRate(r.Rate)
+		if r.Line != "" {
+			t.Header[0], line = "line", r.Line
+		}
+		if r.Users > 0 {
+			offered = fmt.Sprintf("%d users", r.Users)
+		}
+		t.Rows = append(t.Rows, []string{line, fmt.Sprint(r.Iteration), offered, fmtRate(r.OKPerSec),
 			fmtDur(r.P50), fmtDur(r.P99), fmtCount(r.Errors), fmtCount(r.NotSent), r.Note})
 	}
 	lines := textTable(t)
@@ -227,4 +241,20 @@ func RunSweep(ctx context.Context, t Terminal, events <-chan SweepEvent, stop fu
 		return m.Rows(), fmt.Errorf("sweep view: %w", err)
 	}
 	return m.Rows(), nil
+}
+
+// lineOf names the running step's line: its label, else its GOMAXPROCS.
+func lineOf(line string, gomaxprocs int) string {
+	if line != "" {
+		return line
+	}
+	return fmt.Sprintf("GOMAXPROCS %d", gomaxprocs)
+}
+
+// offeredOf is the running step's load: "200 req/s" or "50 users".
+func offeredOf(rate float64, users int) string {
+	if users > 0 {
+		return fmt.Sprintf("%d users", users)
+	}
+	return fmtRate(rate) + " req/s"
 }

@@ -29,8 +29,11 @@ func (m *SweepMapper) Map(e sweep.Event) tui.SweepEvent {
 	if e.GOMAXPROCS > 0 {
 		v.GOMAXPROCS, v.Iteration = e.GOMAXPROCS, e.Iteration
 	}
-	if e.Rate > 0 {
-		v.Rate = e.Rate
+	if e.Rate > 0 || e.Users > 0 {
+		v.Rate, v.Users = e.Rate, e.Users
+	}
+	if e.Line.Model != "" || !e.Line.Set.IsZero() {
+		v.Line = e.Label
 	}
 	switch e.Kind {
 	case sweep.EventStart:
@@ -50,7 +53,7 @@ func (m *SweepMapper) Map(e sweep.Event) tui.SweepEvent {
 		}
 	case sweep.EventStep:
 		if s := e.Step; s != nil {
-			row := tui.SweepRow{GOMAXPROCS: s.GOMAXPROCS, Iteration: s.Iteration, Rate: s.Rate, OKPerSec: s.OKPerSec,
+			row := tui.SweepRow{GOMAXPROCS: s.GOMAXPROCS, Iteration: s.Iteration, Line: v.Line, Users: s.Users, Rate: s.Rate, OKPerSec: s.OKPerSec,
 				P50: msDuration(s.P50MS), P99: msDuration(s.P99MS), Errors: s.Errors, NotSent: s.NotSent}
 			if s.GeneratorBound {
 				row.Note = "generator-bound: " + s.GeneratorNote
