@@ -1,0 +1,104 @@
+package sweep
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/schedscope/schedscope/internal/rundir"
+)
+
+func TestNewPlanAxes(t *testing.T) {
+	good := Config{Argv: []string{"ss", "fixture", "--addr", "127.0.0.1:1"}, Fixture: "sleep?ms=20", URL: "http://127.0.0.1:1/sleep",
+		GOMAXPROCS: []int{2, 1}, Users: []int{8, 2}, Think: 10 * time.Millisecond, Models: []string{"goroutine", "pool"},
+		Sets: []rundir.SetAxis{{Name: "workers", Values: []string{"4", "20"}}}}
+	p, err := NewPlan(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(p.Users, []int{2, 8}) || p.ThinkS != 0.01 || len(p.Rates) != 0 || !p.Closed() ||
+		!slices.Equal(p.Models, []string{"goroutine", "pool"}) || len(p.Sets) != 1 || p.Version != rundir.SweepVersion {
+		t.Errorf("plan %+v", p)
+	}
+	if n := len(p.Steps()); n != 2*2*2*2*DefaultIterations {
+		t.Errorf("%d steps, want %d", n, 16*DefaultIterations)
+	}
+	tests := []struct {
+		name string
+		edit func(c *Config)
+		want string
+	}{
+		{"rates and users", func(c *Config) { c.Rates = []float64{10} }, "either --rates (open model) or --users (closed model)"},
+		{"neither", func(c *Config) { c.Users, c.Think = nil, 0 }, "no offered rates"},
+		{"think without users", func(c *Config) { c.Users, c.Rates = nil, []float64{10} }, "--think is the closed model's pause"},
+		{"zero users", func(c *Config) { c.Users = []int{0} }, "users 0: must be in [1, 100000]"},
+		{"users twice", func(c *Config) { c.Users = []int{2, 2} }, "users 2 given twice"},
+		{"models without fixture", func(c *Config) { c.Fixture = "" }, "they need --fixture"},
+		{"unknown model", func(c *Config) { c.Models = []string{"actor"} }, `--models "actor": unknown model`},
+		{"model in spec too", func(c *Config) { c.Fixture = "sleep --model pool" }, "gives --model and --models sweeps it"},
+		{"unknown flag", func(c *Config) { c.Sets = []rundir.SetAxis{{Name: "wrokers", Values: []string{"1"}}} }, "--set wrokers: not a fixture flag a sweep can vary"},
+		{"secret flag", func(c *Config) { c.Sets = []rundir.SetAxis{{Name: "db-dsn", Values: []string{"x"}}} }, "--set db-dsn: not a fixture flag"},
+		{"set model", func(c *Config) { c.Sets = []rundir.SetAxis{{Name: "model", Values: []string{"pool"}}} }, "use --models"},
+		{"set in spec too", func(c *Config) { c.Fixture = "sleep --workers=8" }, "gives --workers and --set sweeps it"},
+		{"bad value", func(c *Config) { c.Sets = []rundir.SetAxis{{Name: "workers", Values: []string{"4,5_"}}} }, "letters, digits and . : + - only"},
+		{"set twice", func(c *Config) { c.Sets = append(c.Sets, rundir.SetAxis{Name: "workers", Values: []string{"8"}}) }, "--set workers given twice"},
+		{"live", func(c *Config) { c.Live, c.Agent = true, "http://127.0.0.1:1/" }, "drop --live"},
+		{"too many lines", func(c *Config) {
+			c.Sets = []rundir.SetAxis{{Name: "workers", Values: strings.Split("1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17", ",")}}
+		}, "68 lines (combinations of GOMAXPROCS, --models and --set values): at most 64"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := good
+			tt.edit(&c)
+			_, err := NewPlan(c)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("err = %v, want one containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestLineArgv(t *testing.T) {
+	p := rundir.SweepPlan{Argv: []string{"ss", "fixture", "--addr", "127.0.0.1:1"}}
+	line := rundir.Line{GOMAXPROCS: 2, Model: "pool", Set: rundir.Settings{}.With("workers", "4").With("db-pool", "10")}
+	got := lineArgv(p, line)
+	want := []string{"ss", "fixture", "--addr", "127.0.0.1:1", "--model", "pool", "--db-pool=10", "--workers=4"}
+	if !slices.Equal(got, want) {
+		t.Errorf("argv %q, want %q", got, want)
+	}
+	if p.Argv[len(p.Argv)-1] != "127.0.0.1:1" {
+		t.Error("lineArgv changed the plan's argv")
+	}
+	if got := lineArgv(p, rundir.Line{GOMAXPROCS: 1}); !slices.Equal(got, p.Argv) {
+		t.Errorf("plain line argv %q", got)
+	}
+}
+
+func TestMaterialGeneratorBound(t *testing.T) {
+	tests := []struct {
+		lag, p99, cpu float64
+		want          bool
+	}{
+		{0.8, 5, 0.2, false}, // under 1 ms: never
+		{3, 40, 0.2, false},  // 7.5 % of the p99
+		{3, 17, 0.2, true},   // 18 % of the p99 (the step still counts when served: package capacity)
+		{0.1, 5, 0.95, true}, // a full core
+	}
+	for _, tt := range tests {
+		got, why := MaterialGeneratorBound(tt.lag, tt.p99, tt.cpu)
+		if got != tt.want || why == "" {
+			t.Errorf("lag %v p99 %v cpu %v: %v (%q), want %v", tt.lag, tt.p99, tt.cpu, got, why, tt.want)
+		}
+	}
+}
+
+func TestFormatEventNamesTheLine(t *testing.T) {
+	st := &rundir.SweepStep{StepKey: rundir.StepKey{GOMAXPROCS: 1, Iteration: 1, Users: 8}, OKPerSec: 190, P50MS: 41, P95MS: 43, P99MS: 45}
+	got := FormatEvent(Event{Kind: EventStep, Done: 4, Total: 4, GOMAXPROCS: 1, Iteration: 1, Users: 8, Label: "pool, GOMAXPROCS 1, workers=4", Step: st})
+	want := "[4/4] pool, GOMAXPROCS 1, workers=4 iteration 1: 8 users offered -> 190.0 2xx/s, p50 41.0 ms, p95 43.0 ms, p99 45.0 ms"
+	if !strings.HasPrefix(got, want) {
+		t.Errorf("got  %q\nwant %q...", got, want)
+	}
+}
