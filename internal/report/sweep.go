@@ -267,7 +267,7 @@ func RenderSweep(w io.Writer, r *SweepReport, throughputPNG, p99PNG string) erro
 	if p.Closed() {
 		loadCol, loadUnit = "users", "user count"
 	}
-	md.f("Median over iterations per line and %s. 2xx/s is the load generator's figure: the rate at which the target answered the phase's requests with 2xx, from the phase's first completion to its last (so a saturated target shows its ceiling even when its queue drains after the phase); answered is the share of the phase's requests answered 2xx, whenever the answer came; latency is measured from each request's intended send time, over every response (quick 503s from a full queue included, which pull p50 down when most requests are rejected); CPU/request is the target's user+system CPU (from /proc) divided by its 2xx responses; RSS is the target's resident set at the end of the phase; goroutines and OS threads are the target's at the end of the phase (from its agent when it has one, threads from /proc otherwise). ", loadUnit)
+	md.f("Median over iterations per line and %s. 2xx/s is the load generator's figure: the rate at which the target answered the phase's requests with 2xx, from the phase's first completion to its last (so a saturated target shows its ceiling even when its queue drains after the phase); answered is the share of the phase's requests answered 2xx, whenever the answer came (closed model: the share of answers that were 2xx); latency is measured from each request's intended send time, over every response (quick 503s from a full queue included, which pull p50 down when most requests are rejected); CPU/request is the target's user+system CPU (from /proc) divided by its 2xx responses; RSS is the target's resident set at the end of the phase; goroutines and OS threads are the target's at the end of the phase (from its agent when it has one, threads from /proc otherwise). ", loadUnit)
 	if p.Closed() {
 		md.f("**knee**: the most users whose throughput still grows with them (2xx/s >= 90 %% of users / (think + the mean latency at the fewest users), by Little's law, with at most 1 %% errors, every smaller count served too); **over**: not served; ")
 	} else {
@@ -420,7 +420,12 @@ func gt(c capacity.Cell) string {
 	return g + " / " + t
 }
 
+// answered is the share of the offered rate answered 2xx; in the closed
+// model, the share of answers that were 2xx.
 func answered(c capacity.Cell) string {
+	if c.Users > 0 && c.OK+c.Errors > 0 {
+		return fmt.Sprintf("%.1f %%", 100*float64(c.OK)/float64(c.OK+c.Errors))
+	}
 	if c.OfferedRate <= 0 {
 		return "-"
 	}

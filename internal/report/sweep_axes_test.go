@@ -1,0 +1,109 @@
+package report
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/schedscope/schedscope/internal/rundir"
+)
+
+// A closed-model sweep over two models and a fixture flag, with a
+// GOMAXPROCS above the machine's 2 CPUs: one table per line, p95 shown,
+// the lines labelled, the recommendation judged per model.
+func TestWriteSweepAxes(t *testing.T) {
+	dir := t.TempDir()
+	plan := rundir.SweepPlan{
+		Version: rundir.SweepVersion, Fixture: "sleep?ms=20", URL: "http://127.0.0.1:9/sleep?ms=20", Scenario: "sleep",
+		GOMAXPROCS: []int{2, 4}, Users: []int{2, 8}, ThinkS: 0, Models: []string{"goroutine", "pool"},
+		Sets:       []rundir.SetAxis{{Name: "workers", Values: []string{"4"}}},
+		Iterations: 1, DurationS: 1, Pinned: true,
+		Machine: rundir.Machine{CPUs: 2, AllowedCPUs: "0-1", GOOS: "linux", GOARCH: "amd64", GoVersion: "go1.26.8"},
+		Started: time.Date(2026, 12, 1, 1, 0, 0, 0, time.UTC),
+	}
+	writeFile(t, filepath.Join(dir, rundir.SweepFile), plan)
+	if err := os.MkdirAll(filepath.Join(dir, rundir.StepsDir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range plan.Steps() {
+		thr, lat := float64(k.Users)/0.02, 20.0
+		if k.Model == "pool" && thr > 200 {
+			thr, lat = 200, float64(k.Users)/200*1000
+		}
+		st := rundir.SweepStep{StepKey: k, DurationS: 1, OK: int64(thr), OKPerSec: thr, AnsweredPerSec: thr,
+			P50MS: lat, P95MS: lat * 1.05, P99MS: lat * 1.1, MeanMS: lat, TargetCPUCores: 0.05, CPUPerRequestUS: 50}
+		writeFile(t, filepath.Join(dir, rundir.StepsDir, k.File()), st)
+	}
+	out := t.TempDir()
+	r, err := WriteSweep(dir, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(out, ReportFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := string(b)
+	for _, want := range []string{
+		"# Sweep over GOMAXPROCS, model and workers: sleep scenario",
+		"- **pool, workers=4**: recommended GOMAXPROCS 2 (",
+		"**pool, GOMAXPROCS 4 (> 2 CPUs), workers=4**\n\n| users | 2xx/s | answered | p50 ms | p95 ms | p99 ms |",
+		"| 8 | 200 | 100.0 % | 40.0 | 42.0 | 44.0 | 0 | 0 | 50 µs | - | - / - | over |",
+		"| pool, GOMAXPROCS 2, workers=4 | 2 | 200 | concurrency |",
+		"| goroutine, GOMAXPROCS 2, workers=4 | 8 | >= 400 | - |",
+		"| GOMAXPROCS | 2, 4 (> 2 CPUs);",
+		"closed model (each user sends a request",
+		"![2xx/s vs users, one line per combination of GOMAXPROCS, model and workers](throughput.png)",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	if t.Failed() {
+		t.Log(md)
+	}
+	if len(r.Analysis.Levels) != 4 || r.Analysis.Recommendation.GOMAXPROCS != 0 {
+		t.Errorf("%d lines, sweep-wide recommendation %d; want 4 and none", len(r.Analysis.Levels), r.Analysis.Recommendation.GOMAXPROCS)
+	}
+}
+
+// The sweeps committed under docs/ (version 1) still report.
+func TestReportsVersion1Sweeps(t *testing.T) {
+	for _, name := range []string{"sweep-cpu", "sweep-sleep", "sweep-cpu-busy"} {
+		r, err := AnalyzeSweep(filepath.Join("..", "..", "docs", name))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if len(r.Analysis.Levels) != 2 || r.Analysis.Levels[0].Label != "GOMAXPROCS 1" || r.Analysis.Recommendation.GOMAXPROCS == 0 {
+			t.Errorf("%s: %d lines, first %q, recommended %d", name, len(r.Analysis.Levels), r.Analysis.Levels[0].Label, r.Analysis.Recommendation.GOMAXPROCS)
+		}
+		var sb strings.Builder
+		if err := RenderSweep(&sb, r, "", ""); err != nil || !strings.Contains(sb.String(), "# GOMAXPROCS sweep:") {
+			t.Errorf("%s: render: %v", name, err)
+		}
+	}
+}
+
+func TestLineConcurrencyLimit(t *testing.T) {
+	p := rundir.SweepPlan{Fixture: "sleep", Models: []string{"goroutine", "pool"}}
+	w := rundir.Settings{}.With("workers", "20")
+	for _, tt := range []struct {
+		line rundir.Line
+		want int
+	}{
+		{rundir.Line{GOMAXPROCS: 2, Model: "goroutine", Set: w}, 0},
+		{rundir.Line{GOMAXPROCS: 2, Model: "pool", Set: w}, 20},
+		{rundir.Line{GOMAXPROCS: 2, Model: "pool"}, 200},
+		{rundir.Line{GOMAXPROCS: 32, Model: "threads"}, 256},
+	} {
+		if got := LineConcurrencyLimit(p, tt.line); got != tt.want {
+			t.Errorf("%s: %d, want %d", tt.line.Label(0), got, tt.want)
+		}
+	}
+	// A --cmd sweep keeps its --concurrency.
+	if got := LineConcurrencyLimit(rundir.SweepPlan{ConcurrencyLimit: 8}, rundir.Line{GOMAXPROCS: 1}); got != 8 {
+		t.Errorf("plain plan: %d, want 8", got)
+	}
+}
