@@ -6,6 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/schedscope/schedscope/collect/load"
 	"github.com/schedscope/schedscope/internal/rundir"
 )
 
@@ -100,5 +103,21 @@ func TestFormatEventNamesTheLine(t *testing.T) {
 	want := "[4/4] pool, GOMAXPROCS 1, workers=4 iteration 1: 8 users offered -> 190.0 2xx/s, p50 41.0 ms, p95 43.0 ms, p99 45.0 ms"
 	if !strings.HasPrefix(got, want) {
 		t.Errorf("got  %q\nwant %q...", got, want)
+	}
+}
+
+func TestP95(t *testing.T) {
+	if got := p95(load.PhaseResult{Latency: load.Percentiles{P95: 12.5}}); got != 12500*time.Microsecond {
+		t.Errorf("p95 from the generator's percentiles: %v, want 12.5ms", got)
+	}
+	h := hdrhistogram.New(1, int64(time.Minute), 3)
+	for i := int64(1); i <= 100; i++ {
+		_ = h.RecordValue(i * int64(time.Millisecond))
+	}
+	if got := p95(load.PhaseResult{LatencyHist: h}); got < 94*time.Millisecond || got > 96*time.Millisecond {
+		t.Errorf("p95 from the histogram: %v, want about 95ms", got)
+	}
+	if got := p95(load.PhaseResult{}); got != 0 {
+		t.Errorf("p95 of nothing: %v", got)
 	}
 }

@@ -104,9 +104,13 @@ func MaterialGeneratorBound(lagP99MS, latencyP99MS, cpuCores float64) (bool, str
 	return false, fmt.Sprintf("immaterial: send lag p99 %.2f ms against a p99 latency of %.2f ms, generator %.2f cores", lagP99MS, latencyP99MS, cpuCores)
 }
 
-// p95 is the phase's latency p95: load.Percentiles has no p95, so it is
-// read from the phase's histogram (nanoseconds); 0 without one.
+// p95 is the phase's latency p95: the generator's own figure
+// (load.Percentiles.P95), else read from the phase's histogram
+// (nanoseconds); 0 without either.
 func p95(p load.PhaseResult) time.Duration {
+	if p.Latency.P95 > 0 {
+		return msDuration(p.Latency.P95)
+	}
 	if p.LatencyHist == nil || p.LatencyHist.TotalCount() == 0 {
 		return 0
 	}
