@@ -100,7 +100,7 @@ func TestMaterialGeneratorBound(t *testing.T) {
 func TestFormatEventNamesTheLine(t *testing.T) {
 	st := &rundir.SweepStep{StepKey: rundir.StepKey{GOMAXPROCS: 1, Iteration: 1, Users: 8}, OKPerSec: 190, P50MS: 41, P95MS: 43, P99MS: 45}
 	got := FormatEvent(Event{Kind: EventStep, Done: 4, Total: 4, GOMAXPROCS: 1, Iteration: 1, Users: 8, Label: "pool, GOMAXPROCS 1, workers=4", Step: st})
-	want := "[4/4] pool, GOMAXPROCS 1, workers=4 iteration 1: 8 users offered -> 190.0 2xx/s, p50 41.0 ms, p95 43.0 ms, p99 45.0 ms"
+	want := "[4/4] pool, GOMAXPROCS 1, workers=4 iteration 1: 8 users -> 190.0 2xx/s, p50 41.0 ms, p95 43.0 ms, p99 45.0 ms"
 	if !strings.HasPrefix(got, want) {
 		t.Errorf("got  %q\nwant %q...", got, want)
 	}

@@ -51,8 +51,12 @@ func FormatEvent(e Event) string {
 	case EventStep:
 		s := e.Step
 		var b strings.Builder
-		fmt.Fprintf(&b, "%s: %s offered -> %.1f 2xx/s, p50 %.1f ms, p95 %.1f ms, p99 %.1f ms, errors %d, not sent %d",
-			head, offered, s.OKPerSec, s.P50MS, s.P95MS, s.P99MS, s.Errors, s.NotSent)
+		load := offered + " offered" // open model: a rate; closed model: users, who offer nothing
+		if s.Users > 0 {
+			load = offered
+		}
+		fmt.Fprintf(&b, "%s: %s -> %.1f 2xx/s, p50 %.1f ms, p95 %.1f ms, p99 %.1f ms, errors %d, not sent %d",
+			head, load, s.OKPerSec, s.P50MS, s.P95MS, s.P99MS, s.Errors, s.NotSent)
 		if s.CPUPerRequestUS > 0 {
 			fmt.Fprintf(&b, ", target CPU %.0f us/req", s.CPUPerRequestUS)
 		}

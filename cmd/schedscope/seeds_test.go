@@ -1,0 +1,282 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/schedscope/schedscope/collect/agent"
+	"github.com/schedscope/schedscope/internal/capacity"
+	"github.com/schedscope/schedscope/internal/report"
+	"github.com/schedscope/schedscope/internal/rundir"
+)
+
+// The seed recipes of docs/seeds.md, each at a reduced size (fewer
+// workers and connections, shorter phases), each asserting the shape the
+// seed reported: who reaches a ceiling and where, who collapses, who passes
+// it. The full-size outputs are in docs/seeds.md. Every recipe runs the
+// command the document gives, through the CLI, against fresh fixture
+// processes (the test binary is schedscope: see TestMain).
+
+// recipeTimeout bounds one reduced recipe on a loaded 2-core machine.
+const recipeTimeout = 90 * time.Second
+
+// lines are a sweep's lines, found by a part of their label.
+type lines []capacity.Level
+
+// line returns the one line whose label holds part.
+func (ls lines) line(t *testing.T, part string) capacity.Level {
+	t.Helper()
+	var found []capacity.Level
+	for _, l := range ls {
+		if strings.Contains(l.Label, part) {
+			found = append(found, l)
+		}
+	}
+	if len(found) != 1 {
+		t.Fatalf("%d lines labelled with %q", len(found), part)
+	}
+	return found[0]
+}
+
+// sweepRecipe runs `schedscope sweep --no-tui ARGS --out DIR` in a process
+// of its own and returns the sweep's lines.
+func sweepRecipe(t *testing.T, args ...string) lines {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "sweep")
+	c := startCLI(t, nil, append(append([]string{"sweep", "--no-tui"}, args...), "--out", dir)...)
+	select {
+	case <-c.done:
+	case <-time.After(recipeTimeout):
+		_ = c.cmd.Process.Kill()
+		t.Fatalf("the recipe ran past %v: stderr %q", recipeTimeout, c.stderr.String())
+	}
+	if code := c.cmd.ProcessState.ExitCode(); code != 0 {
+		t.Fatalf("exit %d: stdout %q stderr %q", code, c.stdout.String(), c.stderr.String())
+	}
+	r, err := report.AnalyzeSweep(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range r.Analysis.Levels {
+		t.Logf("%s: knee %g ceiling %.1f", l.Label, l.Knee, l.Ceiling)
+		for _, cl := range l.Cells {
+			t.Logf("  load %g: 2xx/s %.1f p50 %v p99 %v errors %d of %d", cl.X(), cl.OKPerSec, cl.P50, cl.P99, cl.Errors, cl.Planned)
+		}
+	}
+	return r.Analysis.Levels
+}
+
+// cellAt is the line's cell at load x.
+func cellAt(t *testing.T, l capacity.Level, x float64) capacity.Cell {
+	t.Helper()
+	for _, c := range l.Cells {
+		if c.X() == x {
+			return c
+		}
+	}
+	t.Fatalf("%s: no cell at %g", l.Label, x)
+	return capacity.Cell{}
+}
+
+func skipRecipes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a seed recipe: fresh fixture processes and seconds of load; the full suite runs it")
+	}
+}
+
+// Seed 000, fan-out behind a default pool of connections: the bounded
+// worker model serves the pool's capacity (a bulkhead); the goroutine model
+// sends every request to wait for a connection until its deadline, and
+// collapses. Reduced: 5 connections, 10 workers, 100 ms downstream, 30
+// req/s where 25 fit (5 / 0.1 s / 2 calls).
+func TestSeedFanoutDefaultPool(t *testing.T) {
+	skipRecipes(t)
+	ls := sweepRecipe(t, "--fixture", "fanout --fanout-conns 5 --workers 10", "--models", "threads,goroutine",
+		"--gomaxprocs", "2", "--rates", "30", "--iterations", "1", "--warmup", "0s", "--duration", "8s", "--pause", "0s")
+	bounded, unbounded := cellAt(t, ls.line(t, "threads"), 30), cellAt(t, ls.line(t, "goroutine"), 30)
+	if bounded.OKPerSec < 20 || float64(bounded.Errors) > 0.05*float64(bounded.Planned) {
+		t.Errorf("the bounded model did not serve the pool's capacity: %.1f 2xx/s, %d errors of %d", bounded.OKPerSec, bounded.Errors, bounded.Planned)
+	}
+	if float64(unbounded.Errors) < 0.2*float64(unbounded.Planned) || unbounded.OKPerSec > 0.8*bounded.OKPerSec {
+		t.Errorf("the goroutine model did not collapse: %.1f 2xx/s, %d errors of %d", unbounded.OKPerSec, unbounded.Errors, unbounded.Planned)
+	}
+}
+
+// Seed 000, fan-out behind a wide pool: the bounded model stops at workers
+// / downstream time; the goroutine model passes it without errors.
+// Reduced: 10 workers, 100 ms downstream (a ceiling of 100 req/s), offered
+// 50 and 150.
+func TestSeedFanoutWidePool(t *testing.T) {
+	skipRecipes(t)
+	ls := sweepRecipe(t, "--fixture", "fanout --fanout-conns 1000 --workers 10", "--models", "threads,goroutine",
+		"--gomaxprocs", "2", "--rates", "50,150", "--iterations", "1", "--warmup", "0s", "--duration", "5s", "--pause", "0s")
+	bounded, unbounded := ls.line(t, "threads"), ls.line(t, "goroutine")
+	if bounded.Ceiling < 80 || bounded.Ceiling > 115 {
+		t.Errorf("the bounded model's ceiling %.1f, want about 10 / 0.1 s = 100", bounded.Ceiling)
+	}
+	if c := cellAt(t, unbounded, 150); c.OKPerSec < 140 || c.Errors > 0 {
+		t.Errorf("the goroutine model at 150 req/s: %.1f 2xx/s, %d errors; want all served", c.OKPerSec, c.Errors)
+	}
+}
+
+// Seed 000, the database pool: a pool too small for the offered rate
+// serves pool / query time and fails the rest; a pool that fits serves it
+// all. Reduced: 100 ms queries, pools of 2 and 10, 40 req/s.
+func TestSeedDatabasePool(t *testing.T) {
+	skipRecipes(t)
+	ls := sweepRecipe(t, "--fixture", "db --db-delay 100ms --db-acquire-timeout 1s", "--set", "db-pool=2,10",
+		"--gomaxprocs", "2", "--rates", "40", "--iterations", "1", "--warmup", "0s", "--duration", "6s", "--pause", "0s")
+	small, wide := cellAt(t, ls.line(t, "db-pool=2"), 40), cellAt(t, ls.line(t, "db-pool=10"), 40)
+	if small.OKPerSec > 24 || small.Errors == 0 {
+		t.Errorf("a pool of 2 at 40 req/s: %.1f 2xx/s, %d errors; want its ceiling 2 / 100 ms = 20 and the rest refused", small.OKPerSec, small.Errors)
+	}
+	if wide.OKPerSec < 38 || wide.Errors > 0 {
+		t.Errorf("a pool of 10 at 40 req/s: %.1f 2xx/s, %d errors; want all served", wide.OKPerSec, wide.Errors)
+	}
+}
+
+// Seed 002, the concurrency ladder in the closed model: a pool of workers
+// stays at workers / sleep however many users come; a goroutine per
+// request keeps growing. Reduced: 4 workers, 20 ms sleeps, 4 and 16 users.
+func TestSeedConcurrencyLadder(t *testing.T) {
+	skipRecipes(t)
+	ls := sweepRecipe(t, "--fixture", "sleep?ms=20 --workers 4", "--models", "pool,goroutine",
+		"--gomaxprocs", "2", "--users", "4,16", "--iterations", "1", "--warmup", "0s", "--duration", "3s", "--pause", "0s")
+	pool, gor := ls.line(t, "pool"), ls.line(t, "goroutine")
+	if c := cellAt(t, pool, 16); c.OKPerSec > 220 || c.OKPerSec < 150 {
+		t.Errorf("the pool at 16 users: %.1f 2xx/s, want its ceiling 4 / 20 ms = 200", c.OKPerSec)
+	}
+	if c := cellAt(t, gor, 16); c.OKPerSec < 1.5*cellAt(t, pool, 16).OKPerSec {
+		t.Errorf("the goroutine model at 16 users: %.1f 2xx/s, want well past the pool's ceiling", c.OKPerSec)
+	}
+}
+
+// runDirRecipe runs `schedscope run --no-tui ARGS --out DIR` and returns DIR.
+func runDirRecipe(t *testing.T, args ...string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "run")
+	c := startCLI(t, nil, append(append([]string{"run", "--no-tui"}, args...), "--out", dir)...)
+	select {
+	case <-c.done:
+	case <-time.After(recipeTimeout):
+		_ = c.cmd.Process.Kill()
+		t.Fatalf("the recipe ran past %v: stderr %q", recipeTimeout, c.stderr.String())
+	}
+	if code := c.cmd.ProcessState.ExitCode(); code != 0 {
+		t.Fatalf("exit %d: stdout %q stderr %q", code, c.stdout.String(), c.stderr.String())
+	}
+	return dir
+}
+
+// Seed 002, sleep under load and the JFR-like counts: the sleep probe's
+// wake-ups are late by a little, never early; the trace counts goroutines
+// started and ended per request and no pinned thread.
+func TestSeedSleepProbeAndCounts(t *testing.T) {
+	skipRecipes(t)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := freeAddr(t)
+	dir := runDirRecipe(t, "--cmd", "SCHEDSCOPE_TEST_EXEC=1 "+exe+" fixture --addr "+addr, "--sleep-probe", "20:10ms",
+		"--rate", "100", "--duration", "6s", "--trace-window", "2s", "--warmup", "0s", "http://"+addr+"/sleep?ms=10")
+	var probe agent.ProbeResult
+	b, err := os.ReadFile(filepath.Join(dir, rundir.SleepProbeFile))
+	if err != nil {
+		t.Fatalf("no sleep probe result: %v", err)
+	}
+	if err := json.Unmarshal(b, &probe); err != nil || probe.Samples < 100 || probe.Min < 0 || probe.P50 < 0 || probe.P99 < probe.P50 {
+		t.Errorf("sleep probe: %d sleeps, overshoot min %v p50 %v p99 %v (%v); want many, late, never early", probe.Samples, probe.Min, probe.P50, probe.P99, err)
+	}
+	// The counts JFR gave the seed: goroutines started and ended, threads at
+	// peak, pinned threads (none: a sleep parks its goroutine, not its thread).
+	code, out, errOut := runCLI(t, context.Background(), "analyze", "--fail-on", "pinned>0", dir)
+	if code != 0 || !strings.Contains(out, " created, ") || !strings.Contains(out, "threads ") {
+		t.Errorf("analyze: exit %d %s %s", code, out, errOut)
+	}
+}
+
+// Seed 000, CPU work below every limit: the models serve the same rate
+// with the same latency. Reduced: 500 µs of CPU per request at 200 req/s.
+func TestSeedCPUBelowLimits(t *testing.T) {
+	skipRecipes(t)
+	ls := sweepRecipe(t, "--fixture", "cpu?us=500", "--models", "threads,pool,goroutine",
+		"--gomaxprocs", "2", "--rates", "200", "--iterations", "1", "--warmup", "0s", "--duration", "3s", "--pause", "0s")
+	for _, m := range []string{"threads", "pool", "goroutine"} {
+		if c := cellAt(t, ls.line(t, m), 200); c.OKPerSec < 190 || c.Errors > 0 || c.P99 > 100*time.Millisecond {
+			t.Errorf("%s at 200 req/s: %.1f 2xx/s, %d errors, p99 %v; want all served within a few ms", m, c.OKPerSec, c.Errors, c.P99)
+		}
+	}
+}
+
+// Seed 003, PostgreSQL behind a pool, closed model with think time:
+// throughput grows with the users until pool / query time, then plateaus
+// while latency grows. Reduced: a pool of 4, pg_sleep(0.1), 2 and 8 users
+// thinking 50 ms. Needs SCHEDSCOPE_PG_DSN (CI sets it).
+func TestSeedPostgresPlateau(t *testing.T) {
+	skipRecipes(t)
+	raw := os.Getenv("SCHEDSCOPE_PG_DSN")
+	if raw == "" {
+		t.Skip("SCHEDSCOPE_PG_DSN is not set: no PostgreSQL to query (CI sets it)")
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pw, ok := u.User.Password(); ok { // the password goes by environment, never on a command line
+		t.Setenv("PGPASSWORD", pw)
+		u.User = url.User(u.User.Username())
+	}
+	ls := sweepRecipe(t, "--fixture", "db --db-dsn "+u.String()+" --db-pool 4 --db-delay 100ms",
+		"--gomaxprocs", "2", "--users", "2,8", "--think", "50ms", "--iterations", "1", "--warmup", "0s", "--duration", "4s", "--pause", "0s")
+	l := ls.line(t, "GOMAXPROCS 2")
+	few, many := cellAt(t, l, 2), cellAt(t, l, 8)
+	if few.OKPerSec < 10 || few.OKPerSec > 15 {
+		t.Errorf("2 users: %.1f 2xx/s, want about 2 / (50 + 100 ms) = 13", few.OKPerSec)
+	}
+	if many.OKPerSec < 32 || many.OKPerSec > 44 || many.P50 < 150*time.Millisecond {
+		t.Errorf("8 users: %.1f 2xx/s, p50 %v; want the pool's plateau 4 / 100 ms = 40 with queueing", many.OKPerSec, many.P50)
+	}
+}
+
+// Seed 004, splitting CPU work: run by one other goroutine (Reactor's
+// subscribeOn) the work is moved, not split, and a lone request takes as
+// long as in the handler; split over GOMAXPROCS goroutines it takes about
+// half on 2 cores (0.64 measured here: the load generator shares them).
+// Reduced: 1 user, 2 s per mode, the default 8 items of 12,000 rounds.
+func TestSeedSplitModes(t *testing.T) {
+	skipRecipes(t)
+	base := startFixture(t)
+	p50 := map[string]float64{}
+	for _, mode := range []string{"serial", "offload", "parallel", "oversized"} {
+		jsonOut := filepath.Join(t.TempDir(), mode+".json")
+		code, _, errOut := runCLI(t, context.Background(), "load", "--users", "1", "--duration", "2s", "--warmup", "500ms", "--json", jsonOut,
+			base+"/split?mode="+mode)
+		out, _ := os.ReadFile(jsonOut)
+		var res struct {
+			Phases []struct {
+				OK      int64 `json:"ok"`
+				Latency struct {
+					P50 float64 `json:"p50"`
+				} `json:"latency_ms"`
+			} `json:"phases"`
+		}
+		if code != 0 || json.Unmarshal(out, &res) != nil || len(res.Phases) != 1 || res.Phases[0].OK == 0 {
+			t.Fatalf("%s: exit %d, %s %.300s", mode, code, errOut, out)
+		}
+		p50[mode] = res.Phases[0].Latency.P50
+		t.Logf("%s: p50 %.2f ms", mode, p50[mode])
+	}
+	if p50["offload"] < 0.8*p50["serial"] {
+		t.Errorf("offload p50 %.2f ms against serial %.2f: moving the work elsewhere should not make it faster", p50["offload"], p50["serial"])
+	}
+	if p50["parallel"] > 0.85*p50["serial"] {
+		t.Errorf("parallel p50 %.2f ms against serial %.2f: split over 2 Ps it should take well under it (about half)", p50["parallel"], p50["serial"])
+	}
+}
