@@ -18,6 +18,8 @@ func LiveSource(l *Live) cond.Source {
 		switch metric {
 		case "p50":
 			return float64(lp.IntervalP50), lp.Completed > 0
+		case "p95":
+			return float64(lp.IntervalP95), lp.Completed > 0
 		case "p99":
 			return float64(lp.IntervalP99), lp.Completed > 0
 		case "ok_per_s":

@@ -15,13 +15,13 @@ import (
 func TestLiveSource(t *testing.T) {
 	l := &Live{
 		Load: load.Progress{Completed: 10, Elapsed: 2 * time.Second, IntervalP50: 40 * time.Millisecond,
-			IntervalP99: 600 * time.Millisecond, OKPerS: 95.5, InFlight: 12, NotSent: 3,
+			IntervalP95: 400 * time.Millisecond, IntervalP99: 600 * time.Millisecond, OKPerS: 95.5, InFlight: 12, NotSent: 3,
 			Errors: load.ErrorCounts{Status: 1, Timeout: 2}},
 		Target: rundir.TargetPoint{HasAgent: true, Goroutines: 230, Runnable: 4, Threads: 9, CPUCores: 1.5,
 			SchedLatencyP99MS: 2.5, GCPauseMaxMS: 0.25},
 	}
 	want := map[string]float64{
-		"p50": 40e6, "p99": 600e6, "ok_per_s": 95.5, "in_flight": 12, "not_sent": 3, "errors": 3,
+		"p50": 40e6, "p95": 400e6, "p99": 600e6, "ok_per_s": 95.5, "in_flight": 12, "not_sent": 3, "errors": 3,
 		"goroutines": 230, "runnable": 4, "threads": 9, "cpu": 1.5, "sched.p99": 2.5e6, "gc.stw.max": 250e3,
 	}
 	src := LiveSource(l)

@@ -207,6 +207,7 @@ func metrics() []Metric {
 		// A live run: the load generator's latest progress and the latest
 		// poll of the target.
 		{"p50", Duration, "latency p50 from intended send, over the last progress interval", Live, ""},
+		{"p95", Duration, "latency p95 from intended send, over the last progress interval", Live, ""},
 		{"p99", Duration, "latency p99 from intended send, over the last progress interval", Live, ""},
 		{"ok_per_s", PerSecond, "2xx responses per second over the last progress interval (readable after the phase's first second)", Live, ""},
 		{"in_flight", Count, "requests in flight now", Live, ""},
