@@ -47,7 +47,7 @@ func runSweep(ctx context.Context, s *stdio, args []string) error {
 	fs.StringVar(&users, "users", "", "closed model instead of --rates: user counts of the ladder, e.g. 10,50,200 (each user sends, waits for the answer, thinks, repeats)")
 	fs.DurationVar(&cfg.Think, "think", 0, "closed model: each user's pause between an answer and its next request")
 	fs.StringVar(&models, "models", "", "with --fixture: the fixture's concurrency models to sweep, e.g. goroutine,pool,threads (each passed as --model)")
-	fs.Var(&sets, "set", "with --fixture, repeatable: sweep a fixture flag, NAME=V1,V2 (e.g. workers=20,200 or db-pool=10,50; passed as --NAME=V); NAME one of "+strings.Join(sweep.FixtureFlags, ", "))
+	fs.Var(&sets, "set", "with --fixture, repeatable: sweep a fixture flag, NAME=V1,V2 (e.g. workers=20,200 or db-pool=10,50; passed as --NAME=V); NAME one of "+strings.Join(sweep.FixtureFlags, ", ")+"; or the scenario's query parameter, ?NAME=V1,V2 (e.g. '?mode=serial,parallel' with --fixture split)")
 	fs.IntVar(&cfg.Iterations, "iterations", sweep.DefaultIterations, "fresh processes per line (GOMAXPROCS, model and --set values); figures are medians over them")
 	fs.DurationVar(&cfg.Warmup, "warmup", 10*time.Second, "warm-up at the lowest load after each start, not recorded")
 	fs.DurationVar(&cfg.Duration, "duration", sweep.DefaultDuration, "length of each load's phase")

@@ -231,7 +231,8 @@ func (k StepKey) File() string {
 		b.WriteString("_model-" + k.Model)
 	}
 	for _, kv := range k.Set.Pairs() {
-		b.WriteString("_" + kv[0] + "=" + kv[1])
+		// A query axis ("?mode") is written "q-mode": no "?" in a file name.
+		b.WriteString("_" + strings.Replace(kv[0], "?", "q-", 1) + "=" + kv[1])
 	}
 	fmt.Fprintf(&b, "_iter-%02d", k.Iteration)
 	if k.Users > 0 {

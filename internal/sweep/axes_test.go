@@ -121,3 +121,42 @@ func TestP95(t *testing.T) {
 		t.Errorf("p95 of nothing: %v", got)
 	}
 }
+
+// A query axis varies the scenario's query parameter: each line loads its
+// own URL, the fixture's argv does not get it, and its step files name it
+// without a "?".
+func TestQueryAxis(t *testing.T) {
+	set := rundir.Settings{}.With("?mode", "parallel").With("workers", "4")
+	if got := lineURL("http://127.0.0.1:1/split?items=8", set); got != "http://127.0.0.1:1/split?items=8&mode=parallel" {
+		t.Errorf("lineURL = %s", got)
+	}
+	if got := lineURL("http://127.0.0.1:1/split", rundir.Settings{}); got != "http://127.0.0.1:1/split" {
+		t.Errorf("lineURL without a query axis = %s", got)
+	}
+	argv := lineArgv(rundir.SweepPlan{Argv: []string{"fixture"}}, rundir.Line{Set: set})
+	if strings.Join(argv, " ") != "fixture --workers=4" {
+		t.Errorf("argv %q: a query axis is no fixture flag", argv)
+	}
+	key := rundir.StepKey{GOMAXPROCS: 2, Iteration: 1, Users: 1, Set: rundir.Settings{}.With("?mode", "serial")}
+	if f := key.File(); f != "gomaxprocs-002_q-mode=serial_iter-01_users-1.json" {
+		t.Errorf("file %s", f)
+	}
+	for _, tc := range []struct {
+		fixture string
+		sets    []rundir.SetAxis
+		want    string
+	}{
+		{"split?mode=serial", []rundir.SetAxis{{Name: "?mode", Values: []string{"a"}}}, "gives mode and --set sweeps it"},
+		{"split", []rundir.SetAxis{{Name: "?mo de", Values: []string{"a"}}}, "a query parameter's name holds letters"},
+		{"split", []rundir.SetAxis{{Name: "?mode", Values: []string{"a b"}}}, "a value holds letters"},
+	} {
+		p := rundir.SweepPlan{}
+		if err := planAxes(&p, Config{Fixture: tc.fixture, Sets: tc.sets}); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s %v: %v, want %q", tc.fixture, tc.sets, err, tc.want)
+		}
+	}
+	p := rundir.SweepPlan{}
+	if err := planAxes(&p, Config{Fixture: "split", Sets: []rundir.SetAxis{{Name: "?mode", Values: []string{"serial", "parallel"}}}}); err != nil || len(p.Sets) != 1 {
+		t.Errorf("a query axis: %v %+v", err, p.Sets)
+	}
+}

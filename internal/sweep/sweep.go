@@ -25,6 +25,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -551,11 +552,18 @@ func planAxes(p *rundir.SweepPlan, cfg Config) error {
 		return fmt.Errorf("%d --set axes: at most %d", len(cfg.Sets), MaxSetAxes)
 	}
 	names := map[string]bool{}
+	query := fixtureSpecQuery(cfg.Fixture)
 	for _, ax := range cfg.Sets {
+		param, isQuery := strings.CutPrefix(ax.Name, QueryAxis)
 		switch {
+		case isQuery && !validQueryName(param):
+			return fmt.Errorf("--set %s: a query parameter's name holds letters, digits, - and _ only", ax.Name)
+		case isQuery && query.Has(param):
+			return fmt.Errorf("--fixture %q gives %s and --set sweeps it: give it in --set only", cfg.Fixture, param)
+		case isQuery:
 		case ax.Name == "model":
 			return errors.New("--set model=...: use --models")
-		case !slices.Contains(FixtureFlags, ax.Name):
+		case !isQuery && !slices.Contains(FixtureFlags, ax.Name):
 			return fmt.Errorf("--set %s: not a fixture flag a sweep can vary (these can: %s)", ax.Name, strings.Join(FixtureFlags, ", "))
 		case names[ax.Name]:
 			return fmt.Errorf("--set %s given twice: give its values once, comma-separated", ax.Name)
@@ -578,6 +586,34 @@ func planAxes(p *rundir.SweepPlan, cfg Config) error {
 		p.Sets = append(p.Sets, rundir.SetAxis{Name: ax.Name, Values: slices.Clone(ax.Values)})
 	}
 	return nil
+}
+
+// validQueryName: a query axis' name goes into file names and labels.
+func validQueryName(s string) bool {
+	if s == "" || len(s) > 32 {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// fixtureSpecQuery is the query a --fixture spec's scenario gives
+// ("split?mode=serial" gives mode).
+func fixtureSpecQuery(spec string) url.Values {
+	f := strings.Fields(spec)
+	if len(f) == 0 {
+		return url.Values{}
+	}
+	_, q, _ := strings.Cut(f[0], "?")
+	v, err := url.ParseQuery(q)
+	if err != nil {
+		return url.Values{}
+	}
+	return v
 }
 
 // validSetValue: a --set value goes into step file names and the
@@ -618,9 +654,43 @@ func lineArgv(p rundir.SweepPlan, l rundir.Line) []string {
 		argv = append(argv, "--model", l.Model)
 	}
 	for _, kv := range l.Set.Pairs() {
-		argv = append(argv, "--"+kv[0]+"="+kv[1])
+		if !isQueryAxis(kv[0]) {
+			argv = append(argv, "--"+kv[0]+"="+kv[1])
+		}
 	}
 	return argv
+}
+
+// QueryAxis prefixes a --set axis over the scenario's query parameter
+// rather than a fixture flag: --set '?mode=serial,parallel' loads
+// /split?mode=serial on one line and /split?mode=parallel on the other,
+// each against a fresh fixture process.
+const QueryAxis = "?"
+
+func isQueryAxis(name string) bool { return strings.HasPrefix(name, QueryAxis) }
+
+// lineURL is the URL a line's load goes to: the plan's, with the line's
+// query axes set.
+func lineURL(raw string, set rundir.Settings) string {
+	var pairs [][2]string
+	for _, kv := range set.Pairs() {
+		if isQueryAxis(kv[0]) {
+			pairs = append(pairs, kv)
+		}
+	}
+	if len(pairs) == 0 {
+		return raw
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return raw // the plan's URL was checked: not reached
+	}
+	q := u.Query()
+	for _, kv := range pairs {
+		q.Set(strings.TrimPrefix(kv[0], QueryAxis), kv[1])
+	}
+	u.RawQuery = q.Encode()
+	return u.String()
 }
 
 func checkHTTPURL(flag, s string) error {
@@ -837,7 +907,7 @@ func (r *runner) ladder(ctx context.Context, g group, p *target.Process, pinned 
 	if w := r.plan.Warmup(); w > 0 {
 		first := g.steps[0]
 		r.emit(r.event(Event{Kind: EventWarmup, Duration: w}, g, first))
-		m, err := r.cfg.Loader.Offer(ctx, Offer{URL: r.plan.URL, Rate: first.Rate, Users: first.Users, Think: r.plan.Think(),
+		m, err := r.cfg.Loader.Offer(ctx, Offer{URL: lineURL(r.plan.URL, first.Set), Rate: first.Rate, Users: first.Users, Think: r.plan.Think(),
 			Duration: w, Warmup: true, Progress: r.ticker(g, first)})
 		if err != nil {
 			return fmt.Errorf("%s: warm-up: %w", g.name(), err)
@@ -888,7 +958,7 @@ func (r *runner) step(ctx context.Context, g group, i int, k rundir.StepKey, p *
 	machine0, machineErr := target.ReadMachineCPU()
 	r.emit(r.event(Event{Kind: EventPhase, Index: g.first + i + 1, Duration: r.plan.Duration()}, g, k))
 	start := time.Now().UTC()
-	m, err := r.cfg.Loader.Offer(ctx, Offer{URL: r.plan.URL, Rate: k.Rate, Users: k.Users, Think: r.plan.Think(),
+	m, err := r.cfg.Loader.Offer(ctx, Offer{URL: lineURL(r.plan.URL, k.Set), Rate: k.Rate, Users: k.Users, Think: r.plan.Think(),
 		Duration: r.plan.Duration(), Progress: r.ticker(g, k)})
 	if err != nil {
 		return nil, fmt.Errorf("%s, %s: %w", g.name(), loadName(k), err)
