@@ -117,7 +117,7 @@ func TestParseErrors(t *testing.T) {
 		{"Sched_P99>5ms", Trace, `metric "Sched_P99" is spelled "sched.p99"`},
 		{"ok-per-s<1", Live, `metric "ok-per-s" is spelled "ok_per_s"`},
 		// A metric of another context is refused when typed.
-		{"pinned>0", Live, `condition "pinned>0": metric "pinned" is not available in a live run, only in a trace or a run directory (a live run has: cpu, errors, gc.stw.max, goroutines, in_flight, not_sent, ok_per_s, p50, p99, runnable, sched.p99, threads)`},
+		{"pinned>0", Live, `condition "pinned>0": metric "pinned" is not available in a live run, only in a trace or a run directory (a live run has: cpu, errors, gc.stw.max, goroutines, in_flight, not_sent, ok_per_s, p50, p95, p99, runnable, sched.p99, threads)`},
 		{"p99>5ms", Trace, `metric "p99" is not available in a trace, only in a live run, a run directory or a sweep directory (a trace has: `},
 		{"latency>5ms", Live, `condition "latency>5ms": unknown metric "latency" (a live run has: cpu, `},
 	} {
