@@ -33,6 +33,10 @@ const (
 	// at least this multiple of the first steady phase's (or the phase is
 	// the first, with nothing to compare).
 	P99GrowthLimit = 1.5
+	// OverLimitUse: a phase's CPU use above this multiple of its quota is a
+	// measurement artefact (the kernel does not let a cgroup exceed it over
+	// whole periods), and the evidence says so.
+	OverLimitUse = 1.1
 )
 
 // situation is what the diagnosis knows of the run besides the split.
@@ -173,9 +177,15 @@ func (s *situation) basis(d *rundir.Diagnosis) (split, kids []analyze.Share) {
 // fromSplit maps the split's states to causes.
 func (s *situation) fromSplit(split, kids []analyze.Share, basis rundir.DiagnosisBasis) []rundir.Cause {
 	var out []rundir.Cause
+	throttled := s.throttled()
 	add := func(k rundir.Kind, pool string, share float64) {
 		if share <= 0 {
 			return
+		}
+		if k == rundir.KindCPU && throttled {
+			// Saturated CPUs under a throttled quota: the quota is why
+			// (the socket, outside-handler and lag time included).
+			k = rundir.KindThrottled
 		}
 		for i := range out {
 			if out[i].Kind == k && out[i].Pool == pool {
@@ -537,7 +547,14 @@ func (s *situation) explainThrottled(c *rundir.Cause, ev *[]string) {
 	*ev = append(*ev, fmt.Sprintf("%d of %d periods throttled (%.0f %%), %.2f s throttled per second of the phase (%.2f s in all), quota %s cores",
 		cg.ThrottledPeriods, cg.Periods, 100*cg.ThrottledShare, cg.ThrottledPerS, cg.ThrottledSeconds, fmtCores(limit)))
 	if s.figs.CPUCores > 0 && limit > 0 {
-		*ev = append(*ev, fmt.Sprintf("the target used %.2f cores, %.0f %% of the quota, with GOMAXPROCS %d", s.figs.CPUCores, 100*cg.UseOfLimit, s.gomaxprocs))
+		line := fmt.Sprintf("the target used %.2f cores, %.0f %% of the quota, with GOMAXPROCS %d", s.figs.CPUCores, 100*cg.UseOfLimit, s.gomaxprocs)
+		if cg.UseOfLimit > OverLimitUse {
+			// A quota cannot be exceeded over whole periods: the polls'
+			// CPU readings and their timestamps disagree (slow polls of a
+			// throttled target); the cgroup's counters stand.
+			line += " (more than a quota allows: the polls' CPU figures are skewed, trust the throttling counters)"
+		}
+		*ev = append(*ev, line)
 	}
 	if s.base != nil && s.base != s.phase {
 		*ev = append(*ev, fmt.Sprintf("latency p99 %.1f ms in %s against %.1f ms in %s", s.phase.Latency.P99, s.phase.Name, s.base.Latency.P99, s.base.Name))
@@ -570,8 +587,11 @@ func parentLimitSentence(cg *rundir.CgroupFigures, gomaxprocs, cpus int) string 
 		line += fmt.Sprintf(" and chose GOMAXPROCS %d (unless GOMAXPROCS was set explicitly)", gomaxprocs)
 	}
 	if cpus > 0 {
-		line += fmt.Sprintf("; with the limit it would have chosen %d (max(2, ceil(%s)), at most the %d CPUs)",
-			target.DefaultGOMAXPROCS(cpus, cg.TightestCores), fmtCores(cg.TightestCores), cpus)
+		want := target.DefaultGOMAXPROCS(cpus, cg.TightestCores)
+		line += fmt.Sprintf("; with the limit it would have chosen %d (max(2, ceil(%s)), at most the %d CPUs)", want, fmtCores(cg.TightestCores), cpus)
+		if want == gomaxprocs {
+			line += ", the same here"
+		}
 	}
 	return line
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/schedscope/schedscope/analyze"
 	"github.com/schedscope/schedscope/collect/load"
 	"github.com/schedscope/schedscope/internal/rundir"
 )
@@ -169,6 +170,29 @@ func TestSummaryCgroupTable(t *testing.T) {
 	for _, want := range []string{"cgroup CPU limit (", "step 2/2  /pod/app  0.5    /pod (parent: the runtime does not see it)  100      60 (60%)   0.24", "100%"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("summary lacks %q:\n%s", want, b.String())
+		}
+	}
+}
+
+// TestDiagnoseThrottlingFromTrace: with a trace, the slow requests' time
+// that saturated CPUs explain (runnable, and the socket queue of busy Ps) goes
+// to the throttling when the quota ran out, not to the CPU.
+func TestDiagnoseThrottlingFromTrace(t *testing.T) {
+	for _, share := range []float64{0.6, 0} {
+		res, lines := throttledRun(share, 80, 250, true)
+		m := &rundir.Manifest{}
+		m.Target.GOMAXPROCS, m.Target.NumCPU, m.Machine.CPUs = 2, 2, 2
+		rep := &analyze.Report{Procs: analyze.ProcReport{GOMAXPROCS: 2, Utilisation: []analyze.ProcUse{{Fraction: 0.98}, {Fraction: 0.99}}},
+			Requests: &analyze.RequestsReport{PerRequest: true, Requests: 100, Bands: []analyze.Band{{Name: ">=p99", Requests: 1,
+				Split: []analyze.Share{{State: analyze.StateSocket, Pct: 70}, {State: analyze.StateRunnable, Pct: 25}, {State: analyze.StateRunning, Pct: 5}}}}}}
+		an := &rundir.Analysis{Trace: rep, TraceStartS: 12, TraceEndS: 17, Phases: derivePhases(res, lines, 0.98, 2)}
+		d := diagnose(m, res, an)
+		want := rundir.KindThrottled
+		if share == 0 {
+			want = rundir.KindCPU
+		}
+		if len(d.Causes) != 1 || d.Causes[0].Kind != want || !near(d.Causes[0].Share, 1) {
+			t.Errorf("throttled share %v: causes %+v, want all the time to %s", share, d.Causes, want)
 		}
 	}
 }
