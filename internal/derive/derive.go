@@ -8,6 +8,7 @@ package derive
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -86,7 +87,7 @@ func Trace(ctx context.Context, run *rundir.Run) *rundir.Analysis {
 		an.MetricsProblems, an.MetricsSkipped = ps[:min(len(ps), rundir.MaxRecordedProblems)], len(ps)
 	}
 	an.Diagnosis = diagnose(&run.Manifest, run.Result, an)
-	an.Findings = rankFindings(append(findings(an.Phases, an.Profiles, run.Result, an.Diagnosis), traceFindings...))
+	an.Findings = rankFindings(append(findings(an.Phases, an.Profiles, run.Result, an.Diagnosis, cmp.Or(run.Manifest.Target.NumCPU, run.Manifest.Machine.CPUs)), traceFindings...))
 	return an
 }
 

@@ -4,11 +4,13 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/schedscope/schedscope/analyze"
 	"github.com/schedscope/schedscope/collect/load"
 	"github.com/schedscope/schedscope/internal/rundir"
+	"github.com/schedscope/schedscope/internal/target"
 )
 
 // Thresholds of the diagnosis.
@@ -24,6 +26,17 @@ const (
 	LagShareLimit = 0.1
 	// MinCauseShare: causes under this share of the basis are left out.
 	MinCauseShare = 0.02
+	// ThrottledShareLimit: a cgroup throttled in at least this share of a
+	// phase's enforcement periods is held back by its CPU limit.
+	ThrottledShareLimit = 0.1
+	// P99GrowthLimit: throttling is a cause when the phase's latency p99 is
+	// at least this multiple of the first steady phase's (or the phase is
+	// the first, with nothing to compare).
+	P99GrowthLimit = 1.5
+	// OverLimitUse: a phase's CPU use above this multiple of its quota is a
+	// measurement artefact (the kernel does not let a cgroup exceed it over
+	// whole periods), and the evidence says so.
+	OverLimitUse = 1.1
 )
 
 // situation is what the diagnosis knows of the run besides the split.
@@ -39,6 +52,16 @@ type situation struct {
 	ceiling    *rundir.Ceiling      // the worst ceiling, if any phase had one
 	lost       float64              // its share of the offered rate lost
 	profiles   []rundir.ProfileSummary
+	base       *load.PhaseResult // the first steady phase: the p99 to compare with
+}
+
+// throttled: the diagnosed phase's cgroup ran out of quota in at least
+// ThrottledShareLimit of its periods and its p99 grew (see P99GrowthLimit).
+func (s *situation) throttled() bool {
+	if s.figs == nil || s.figs.Cgroup == nil || s.figs.Cgroup.ThrottledShare < ThrottledShareLimit {
+		return false
+	}
+	return s.base == nil || s.base == s.phase || s.phase.Latency.P99 >= P99GrowthLimit*s.base.Latency.P99
 }
 
 func (s *situation) cpuSaturated() bool {
@@ -89,6 +112,7 @@ func diagnose(m *rundir.Manifest, res *load.Result, an *rundir.Analysis) *rundir
 		}
 	}
 	s.phase = &res.Phases[pi]
+	s.base = &res.Phases[0]
 	for i := range an.Phases {
 		if an.Phases[i].Name == s.phase.Name {
 			s.figs = &an.Phases[i]
@@ -153,9 +177,15 @@ func (s *situation) basis(d *rundir.Diagnosis) (split, kids []analyze.Share) {
 // fromSplit maps the split's states to causes.
 func (s *situation) fromSplit(split, kids []analyze.Share, basis rundir.DiagnosisBasis) []rundir.Cause {
 	var out []rundir.Cause
+	throttled := s.throttled()
 	add := func(k rundir.Kind, pool string, share float64) {
 		if share <= 0 {
 			return
+		}
+		if k == rundir.KindCPU && throttled {
+			// Saturated CPUs under a throttled quota: the quota is why
+			// (the socket, outside-handler and lag time included).
+			k = rundir.KindThrottled
 		}
 		for i := range out {
 			if out[i].Kind == k && out[i].Pool == pool {
@@ -190,6 +220,10 @@ func (s *situation) fromSplit(split, kids []analyze.Share, basis rundir.Diagnosi
 		switch st {
 		case analyze.StateRunnable, analyze.StateRunning:
 			switch {
+			case s.throttled():
+				// A throttled thread is off the CPU while its goroutine
+				// stays Running (or waits Runnable for a P whose thread is).
+				add(rundir.KindThrottled, "", share)
 			case cpu && s.gomaxprocs > 0 && s.cpus > s.gomaxprocs:
 				add(rundir.KindGOMAXPROCS, "", share)
 			case cpu || st == analyze.StateRunnable:
@@ -235,6 +269,8 @@ func (s *situation) fromSplit(split, kids []analyze.Share, basis rundir.Diagnosi
 			switch {
 			case s.genOwn || s.generatorLate():
 				add(rundir.KindGenerator, "", share)
+			case s.throttled():
+				add(rundir.KindThrottled, "", share)
 			case cpu:
 				add(rundir.KindCPU, "", share)
 			default:
@@ -315,8 +351,16 @@ func (s *situation) lagShare() float64 {
 
 // fromPolls draws causes without a trace: the ceiling (added by
 // addCeiling) and the generator.
+//
+// Throttling, without a trace, takes the throttled share of the periods as
+// its share: the polls cannot split the slow requests' time.
 func (s *situation) fromPolls() []rundir.Cause {
 	var out []rundir.Cause
+	if s.throttled() {
+		c := rundir.Cause{Kind: rundir.KindThrottled, Share: s.figs.Cgroup.ThrottledShare}
+		s.explain(&c)
+		out = append(out, c)
+	}
 	if s.genOwn || s.generatorLate() {
 		c := rundir.Cause{Kind: rundir.KindGenerator, Share: s.lagShare()}
 		if s.genOwn {
@@ -336,7 +380,10 @@ func (s *situation) addCeiling(causes []rundir.Cause) []rundir.Cause {
 		return causes
 	}
 	k := c.What
-	if k == rundir.KindCPU && s.gomaxprocs > 0 && s.cpus > s.gomaxprocs {
+	switch {
+	case k == rundir.KindCPU && s.throttled():
+		k = rundir.KindThrottled
+	case k == rundir.KindCPU && s.gomaxprocs > 0 && s.cpus > s.gomaxprocs:
 		k = rundir.KindGOMAXPROCS
 	}
 	for i := range causes {
@@ -416,6 +463,8 @@ func (s *situation) explain(c *rundir.Cause) {
 	case rundir.KindGOMAXPROCS:
 		c.Title = fmt.Sprintf("GOMAXPROCS: %d Ps for %d CPUs, and the Ps were busy", s.gomaxprocs, s.cpus)
 		c.Change = fmt.Sprintf("raise GOMAXPROCS toward %d (or leave it to the runtime's default)", s.cpus)
+	case rundir.KindThrottled:
+		s.explainThrottled(c, &ev)
 	case rundir.KindWork:
 		c.Title = "the handlers' own CPU work (the Ps were not saturated)"
 		c.Change = "this is service time, not queueing: make the handler cheaper (see the CPU profile)"
@@ -482,6 +531,73 @@ func (s *situation) explain(c *rundir.Cause) {
 	}
 	c.Evidence = ev
 }
+
+// explainThrottled fills a throttling cause: the limit, the throttled share
+// and time, the target's use of the limit, the p99's growth, and the change:
+// a parent's limit the runtime cannot see, a GOMAXPROCS above the limit, or
+// a limit too small for the work.
+func (s *situation) explainThrottled(c *rundir.Cause, ev *[]string) {
+	cg := s.figs.Cgroup
+	limit := cg.TightestCores
+	where := "the target's cgroup " + cg.Path
+	if cg.ParentLimit {
+		where = "the parent cgroup " + cg.TightestPath
+	}
+	c.Title = fmt.Sprintf("CPU limit: %s ran out of its %s-core quota in %.0f %% of the periods", where, fmtCores(limit), 100*cg.ThrottledShare)
+	*ev = append(*ev, fmt.Sprintf("%d of %d periods throttled (%.0f %%), %.2f s throttled per second of the phase (%.2f s in all), quota %s cores",
+		cg.ThrottledPeriods, cg.Periods, 100*cg.ThrottledShare, cg.ThrottledPerS, cg.ThrottledSeconds, fmtCores(limit)))
+	if s.figs.CPUCores > 0 && limit > 0 {
+		line := fmt.Sprintf("the target used %.2f cores, %.0f %% of the quota, with GOMAXPROCS %d", s.figs.CPUCores, 100*cg.UseOfLimit, s.gomaxprocs)
+		if cg.UseOfLimit > OverLimitUse {
+			// A quota cannot be exceeded over whole periods: the polls'
+			// CPU readings and their timestamps disagree (slow polls of a
+			// throttled target); the cgroup's counters stand.
+			line += " (more than a quota allows: the polls' CPU figures are skewed, trust the throttling counters)"
+		}
+		*ev = append(*ev, line)
+	}
+	if s.base != nil && s.base != s.phase {
+		*ev = append(*ev, fmt.Sprintf("latency p99 %.1f ms in %s against %.1f ms in %s", s.phase.Latency.P99, s.phase.Name, s.base.Latency.P99, s.base.Name))
+	}
+	want := 0
+	if limit > 0 {
+		want = target.DefaultGOMAXPROCS(cmp.Or(s.cpus, s.machine), limit)
+	}
+	switch {
+	case cg.ParentLimit:
+		*ev = append(*ev, parentLimitSentence(cg, s.gomaxprocs, cmp.Or(s.cpus, s.machine)))
+		c.Change = fmt.Sprintf("set the limit on the target's own cgroup (the runtime then chooses GOMAXPROCS itself), or set GOMAXPROCS=%d; or raise the limit on %s", want, cg.TightestPath)
+	case limit > 0 && s.gomaxprocs > want && want > 0:
+		c.Change = fmt.Sprintf("GOMAXPROCS %d is above the %s-core limit: lower it to %d (or leave it to the runtime's default), or raise the limit to %d cores", s.gomaxprocs, fmtCores(limit), want, s.gomaxprocs)
+	default:
+		c.Change = fmt.Sprintf("raise the CPU limit above %s cores, or cut the CPU per request (see the CPU and fgprof profiles)", fmtCores(limit))
+	}
+}
+
+// parentLimitSentence says a parent cgroup's limit the Go runtime does not
+// see (golang/go#81180), and the GOMAXPROCS it would have chosen with it
+// (min(CPUs, max(2, ceil(limit)))). gomaxprocs or cpus 0: unknown.
+func parentLimitSentence(cg *rundir.CgroupFigures, gomaxprocs, cpus int) string {
+	line := fmt.Sprintf("a CPU limit of %s cores is set on the parent cgroup %s, not on the target's own cgroup %s", fmtCores(cg.TightestCores), cg.TightestPath, cg.Path)
+	if cg.LimitCores > 0 {
+		line += fmt.Sprintf(" (its own limit is %s cores)", fmtCores(cg.LimitCores))
+	}
+	line += ": the Go runtime reads only its own cgroup's limit (golang/go#81180)"
+	if gomaxprocs > 0 {
+		line += fmt.Sprintf(" and chose GOMAXPROCS %d (unless GOMAXPROCS was set explicitly)", gomaxprocs)
+	}
+	if cpus > 0 {
+		want := target.DefaultGOMAXPROCS(cpus, cg.TightestCores)
+		line += fmt.Sprintf("; with the limit it would have chosen %d (max(2, ceil(%s)), at most the %d CPUs)", want, fmtCores(cg.TightestCores), cpus)
+		if want == gomaxprocs {
+			line += ", the same here"
+		}
+	}
+	return line
+}
+
+// fmtCores renders a CPU limit in cores: "0.5", "1.5", "2".
+func fmtCores(c float64) string { return strconv.FormatFloat(c, 'f', -1, 64) }
 
 func (s *situation) pool(name string) *rundir.PoolFigures {
 	if s.figs == nil {

@@ -84,6 +84,7 @@ func derivePhases(res *load.Result, lines []rundir.MetricsLine, psBusy float64, 
 			phaseCPU(&f, lines, idx)
 		}
 		othersCPU(&f, &ph, lines, idx, machineCPUs)
+		f.Cgroup = phaseCgroup(&f, lines, idx)
 		// Hold times from the pools' own counters, first and last poll of the phase.
 		if len(idx) >= 2 {
 			first, last := lines[idx[0]].Agent, lines[idx[len(idx)-1]].Agent
@@ -183,6 +184,10 @@ func findCeiling(f *rundir.PhaseFigures, ph *load.PhaseResult, cpuIncludesTarget
 		}
 		return &rundir.Ceiling{What: rundir.KindPool, Pool: best.Name, Reason: reason}
 	}
+	if cg := f.Cgroup; cg != nil && cg.ThrottledShare >= ThrottledShareLimit && cg.UseOfLimit >= 0.9 {
+		return &rundir.Ceiling{What: rundir.KindThrottled, Reason: fmt.Sprintf("the target used %.2f cores of its %s-core CPU limit (%s) and was throttled in %.0f%% of the periods",
+			f.CPUCores, fmtCores(cg.TightestCores), cg.TightestPath, 100*cg.ThrottledShare)}
+	}
 	if !cpuIncludesTarget {
 		switch {
 		case f.GOMAXPROCS > 0 && f.CPUCores >= 0.9*float64(f.GOMAXPROCS):
@@ -231,6 +236,46 @@ func phaseCPU(f *rundir.PhaseFigures, lines []rundir.MetricsLine, idx []int) boo
 		f.CPUUSPerReq = 1e6 * cpu / float64(n)
 	}
 	return true
+}
+
+// phaseCgroup returns the target's cgroup limit and throttling over a
+// phase, from the first and last of its polls that read the cgroup; nil
+// when none did. The limits are the last poll's.
+func phaseCgroup(f *rundir.PhaseFigures, lines []rundir.MetricsLine, idx []int) *rundir.CgroupFigures {
+	var first, last *rundir.CgroupCounters
+	var t0, t1 time.Time
+	for _, i := range idx {
+		if c := lines[i].Cgroup; c != nil {
+			if first == nil {
+				first, t0 = c, lines[i].Time
+			}
+			last, t1 = c, lines[i].Time
+		}
+	}
+	if last == nil {
+		return nil
+	}
+	cf := &rundir.CgroupFigures{Path: last.Path, LimitCores: last.QuotaCores, TightestCores: last.TightestQuotaCores, TightestPath: last.TightestPath}
+	cf.ParentLimit = cf.TightestCores > 0 && cf.TightestPath != cf.Path && (cf.LimitCores == 0 || cf.TightestCores < cf.LimitCores)
+	stat := func(c *rundir.CgroupCounters) rundir.CgroupStat {
+		if cf.ParentLimit && c.TightestStat != nil {
+			return *c.TightestStat
+		}
+		return rundir.CgroupStat{Periods: c.Periods, Throttled: c.Throttled, ThrottledSeconds: c.ThrottledSeconds}
+	}
+	a, b := stat(first), stat(last)
+	cf.Periods, cf.ThrottledPeriods = b.Periods-a.Periods, b.Throttled-a.Throttled
+	cf.ThrottledSeconds = b.ThrottledSeconds - a.ThrottledSeconds
+	if cf.Periods > 0 {
+		cf.ThrottledShare = float64(cf.ThrottledPeriods) / float64(cf.Periods)
+	}
+	if secs := t1.Sub(t0).Seconds(); secs > 0 {
+		cf.ThrottledPerS = cf.ThrottledSeconds / secs
+	}
+	if cf.TightestCores > 0 {
+		cf.UseOfLimit = f.CPUCores / cf.TightestCores
+	}
+	return cf
 }
 
 // othersCPU sets the machine's busy CPU over the phase's polls and what
@@ -290,14 +335,30 @@ func holdOrInf(p *rundir.PoolFigures) float64 {
 }
 
 // findings draws the run's conclusions from the derived figures and the
-// profile summaries. The generator is a finding only when the diagnosis
+// profile summaries (cpus: the target's CPUs, 0 unknown). The generator is a finding only when the diagnosis
 // names it a cause (a late generator against a saturated target is the
 // target's overload), and a phase whose ceiling already names it does not
 // get the same sentence twice.
-func findings(phases []rundir.PhaseFigures, profiles []rundir.ProfileSummary, res *load.Result, d *rundir.Diagnosis) []rundir.Finding {
+func findings(phases []rundir.PhaseFigures, profiles []rundir.ProfileSummary, res *load.Result, d *rundir.Diagnosis, cpus int) []rundir.Finding {
 	var out []rundir.Finding
 	generatorCeiling := map[string]bool{}
 	for _, f := range phases {
+		if cg := f.Cgroup; cg != nil && cg.ParentLimit {
+			// Once per run: the title names no phase, and repeats are dropped.
+			out = append(out, rundir.Finding{Kind: rundir.KindParentCPULimit,
+				Title:  fmt.Sprintf("the target's CPU limit (%s cores) is on the parent cgroup %s, which the Go runtime does not see", fmtCores(cg.TightestCores), cg.TightestPath),
+				Detail: parentLimitSentence(cg, f.GOMAXPROCS, cpus),
+				Numbers: map[string]float64{"parent_limit_cores": cg.TightestCores, "own_limit_cores": cg.LimitCores, "gomaxprocs": float64(f.GOMAXPROCS),
+					"default_gomaxprocs_with_limit": float64(target.DefaultGOMAXPROCS(cpus, cg.TightestCores))}})
+		}
+		if cg := f.Cgroup; cg != nil && cg.ThrottledShare >= ThrottledShareLimit {
+			out = append(out, rundir.Finding{Kind: rundir.KindThrottled,
+				Title: fmt.Sprintf("%s: throttled by the %s-core CPU limit in %.0f %% of the periods", f.Name, fmtCores(cg.TightestCores), 100*cg.ThrottledShare),
+				Detail: fmt.Sprintf("%d of %d periods throttled, %.2f s throttled per second; the target used %.2f cores (%.0f %% of the limit on %s)",
+					cg.ThrottledPeriods, cg.Periods, cg.ThrottledPerS, f.CPUCores, 100*cg.UseOfLimit, cg.TightestPath),
+				Numbers: map[string]float64{"limit_cores": cg.TightestCores, "throttled_share": cg.ThrottledShare, "throttled_per_s": cg.ThrottledPerS,
+					"throttled_s": cg.ThrottledSeconds, "use_of_limit": cg.UseOfLimit}})
+		}
 		if fd, ok := closedPoolCeiling(f, res); ok {
 			out = append(out, fd)
 		}
@@ -393,6 +454,8 @@ func ceilingWhat(k rundir.Kind) string {
 	switch k {
 	case rundir.KindCPU:
 		return "the CPU"
+	case rundir.KindThrottled:
+		return "the cgroup's CPU limit"
 	case rundir.KindGenerator:
 		return "the load generator"
 	case rundir.KindUnknown:
@@ -419,7 +482,7 @@ func findingRank(k rundir.Kind) int {
 	switch k {
 	case rundir.KindCeiling:
 		return 0
-	case rundir.KindPoolSaturated:
+	case rundir.KindPoolSaturated, rundir.KindThrottled, rundir.KindParentCPULimit:
 		return 1
 	case rundir.KindGenerator:
 		return 2

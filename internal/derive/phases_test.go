@@ -85,7 +85,7 @@ func TestClosedPhaseNamesPoolCeiling(t *testing.T) {
 	full := rundir.PhaseFigures{Name: "steady", AchievedPerS: 158, Pools: []rundir.PoolFigures{
 		{Name: "workers", Kind: "goroutines", Size: 16, MaxInUse: 16, MeanInUse: 15.9, SaturatedShare: 0.96, MeanHoldMS: 100, HoldFrom: rundir.HoldFromPool, CapacityPerS: 160},
 	}}
-	fs := findings([]rundir.PhaseFigures{full}, nil, res, nil)
+	fs := findings([]rundir.PhaseFigures{full}, nil, res, nil, 0)
 	i := slices.IndexFunc(fs, func(f rundir.Finding) bool { return f.Kind == rundir.KindCeiling })
 	if i < 0 {
 		t.Fatalf("no ceiling finding for a closed phase at its pool's size: %+v", fs)
@@ -97,7 +97,7 @@ func TestClosedPhaseNamesPoolCeiling(t *testing.T) {
 
 	roomy := full
 	roomy.Pools = []rundir.PoolFigures{{Name: "workers", Size: 16, MaxInUse: 9, SaturatedShare: 0.1, MeanHoldMS: 100, CapacityPerS: 160}}
-	for _, f := range findings([]rundir.PhaseFigures{roomy}, nil, res, nil) {
+	for _, f := range findings([]rundir.PhaseFigures{roomy}, nil, res, nil, 0) {
 		if f.Kind == rundir.KindCeiling {
 			t.Errorf("a closed phase whose pool had room got a ceiling: %+v", f)
 		}

@@ -3,6 +3,7 @@ package derive
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -114,6 +115,7 @@ func writeSummary(w io.Writer, m *rundir.Manifest, res *load.Result, an *rundir.
 			}
 			tw.Flush()
 		}
+		writeCgroupTable(w, p, an.Phases)
 		p("\n")
 	}
 
@@ -192,4 +194,31 @@ func offered(f rundir.PhaseFigures, res *load.Result) string {
 		}
 	}
 	return fmt.Sprintf("%.0f/s", f.OfferedRate)
+}
+
+// writeCgroupTable renders each steady phase's cgroup CPU limit and
+// throttling, when a poll read the target's cgroup.
+func writeCgroupTable(w io.Writer, p func(format string, args ...any), phases []rundir.PhaseFigures) {
+	if !slices.ContainsFunc(phases, func(f rundir.PhaseFigures) bool { return f.Cgroup != nil }) {
+		return
+	}
+	p("\ncgroup CPU limit (cores = quota / period; throttled = periods that ran out of quota; the tightest limit of the cgroup and its parents)\n")
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "phase\tcgroup\tlimit\tset on\tperiods\tthrottled\tthrottled s/s\tcores used\tof limit\t")
+	for _, f := range phases {
+		cg := f.Cgroup
+		if cg == nil {
+			continue
+		}
+		limit, on, of := "none", "-", "-"
+		if cg.TightestCores > 0 {
+			limit, on, of = fmtCores(cg.TightestCores), cg.TightestPath, fmt.Sprintf("%.0f%%", 100*cg.UseOfLimit)
+			if cg.ParentLimit {
+				on += " (parent: the runtime does not see it)"
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d (%.0f%%)\t%.2f\t%.2f\t%s\t\n", f.Name, cg.Path, limit, on,
+			cg.Periods, cg.ThrottledPeriods, 100*cg.ThrottledShare, cg.ThrottledPerS, f.CPUCores, of)
+	}
+	tw.Flush()
 }

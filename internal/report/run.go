@@ -7,6 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -149,6 +151,9 @@ func RenderRun(w io.Writer, r *RunReport, latencyPNG, goroutinesPNG string) erro
 		}
 		md.f("\n")
 	}
+	if an := r.Analysis; an != nil {
+		renderCgroup(md, an)
+	}
 	if ps := r.MetricsProblems; len(ps) > 0 {
 		if ps.Lost() {
 			md.f("> **%s: %d lines skipped**; the figures over time come from its %d good lines:\n", rundir.MetricsFile, len(ps), len(r.Points))
@@ -224,6 +229,39 @@ func goroutinesOverTime(points []rundir.MetricsLine) *plot.Plot {
 	addLines(p, []series{{"goroutines", g}, {"runnable", run}, {"OS threads", th}})
 	p.X.Min, p.Y.Min = 0, 0
 	return p
+}
+
+// renderCgroup writes each steady phase's cgroup CPU limit and throttling,
+// when a poll read the target's cgroup, and a limit on a parent cgroup that
+// the Go runtime does not see.
+func renderCgroup(md *mdWriter, an *rundir.Analysis) {
+	if !slices.ContainsFunc(an.Phases, func(f rundir.PhaseFigures) bool { return f.Cgroup != nil }) {
+		return
+	}
+	md.f("## CPU limit\n\nThe target's cgroup: the tightest CPU limit (quota / period, in cores) of its own cgroup and its parents, the enforcement periods of the phase and those that ran out of quota (throttled), the time its threads waited for the next period per second, and its CPU use against the limit.\n\n")
+	md.f("| phase | cgroup | limit (cores) | set on | periods | throttled | throttled s/s | cores used | of limit |\n")
+	md.f("|---|---|---:|---|---:|---:|---:|---:|---:|\n")
+	for _, f := range an.Phases {
+		cg := f.Cgroup
+		if cg == nil {
+			continue
+		}
+		limit, on, of := "none", "-", "-"
+		if cg.TightestCores > 0 {
+			limit, on, of = strconv.FormatFloat(cg.TightestCores, 'f', -1, 64), "`"+cg.TightestPath+"`", fmt.Sprintf("%.0f %%", 100*cg.UseOfLimit)
+			if cg.ParentLimit {
+				on += " (a parent)"
+			}
+		}
+		md.f("| %s | `%s` | %s | %s | %d | %d (%.0f %%) | %.2f | %.2f | %s |\n", f.Name, cg.Path, limit, on,
+			cg.Periods, cg.ThrottledPeriods, 100*cg.ThrottledShare, cg.ThrottledPerS, f.CPUCores, of)
+	}
+	md.f("\n")
+	for _, fd := range an.Findings {
+		if fd.Kind == rundir.KindParentCPULimit {
+			md.f("> **%s.** %s.\n\n", fd.Title, fd.Detail)
+		}
+	}
 }
 
 // renderDiagnosis writes the diagnosis and the request anatomy.

@@ -79,6 +79,9 @@ type PhaseFigures struct {
 	MachineBusyCores float64 `json:"machine_busy_cores,omitempty"`
 	OthersCPUCores   float64 `json:"others_cpu_cores,omitempty"`
 	OthersKnown      bool    `json:"others_known,omitempty"`
+	// Cgroup is the target's cgroup CPU limit and throttling over the
+	// phase; nil when no poll read the target's cgroup.
+	Cgroup *CgroupFigures `json:"cgroup,omitempty"`
 	// Peaks over the phase's polls, with when they were seen (load clock).
 	PeakThreads       float64 `json:"peak_threads"`
 	PeakThreadsAtS    float64 `json:"peak_threads_at_s"`
@@ -92,6 +95,36 @@ type PhaseFigures struct {
 	Tracking bool `json:"tracking"`
 	// Ceiling names what limited the phase when it did not track.
 	Ceiling *Ceiling `json:"ceiling,omitempty"`
+}
+
+// CgroupFigures are the target's cgroup CPU limit and its throttling over
+// one phase, from the first and last polls that read the cgroup.
+type CgroupFigures struct {
+	// Path is the target's own (leaf) cgroup; LimitCores its CPU limit
+	// (quota / period, in cores; 0 none): the one the Go runtime reads.
+	Path       string  `json:"path"`
+	LimitCores float64 `json:"limit_cores,omitempty"`
+	// TightestCores is the smallest limit on the leaf or an ancestor and
+	// TightestPath the cgroup that sets it; ParentLimit says it is a parent's,
+	// tighter than the leaf's (or the leaf has none): the runtime's blind
+	// spot (golang/go#81180).
+	TightestCores float64 `json:"tightest_cores,omitempty"`
+	TightestPath  string  `json:"tightest_path,omitempty"`
+	ParentLimit   bool    `json:"parent_limit,omitempty"`
+	// Periods and ThrottledPeriods are the enforcement periods that elapsed
+	// over the phase and those that ran out of quota, ThrottledShare their
+	// ratio, ThrottledSeconds the time the cgroup's threads waited for the
+	// next period (summed over CPUs) and ThrottledPerS that per second of
+	// the phase. They are the counters of the cgroup that sets the
+	// tightest limit (the kernel throttles that one), else the leaf's.
+	Periods          int64   `json:"periods"`
+	ThrottledPeriods int64   `json:"throttled_periods"`
+	ThrottledShare   float64 `json:"throttled_share"`
+	ThrottledSeconds float64 `json:"throttled_s"`
+	ThrottledPerS    float64 `json:"throttled_per_s"`
+	// UseOfLimit is the target's CPU use over the phase (PhaseFigures.
+	// CPUCores) as a share of the tightest limit; 0 without a limit.
+	UseOfLimit float64 `json:"use_of_limit,omitempty"`
 }
 
 // PoolFigures are one pool's figures over a phase.
@@ -272,6 +305,14 @@ const (
 	// KindGOMAXPROCS: the Ps were busy while the machine had CPUs
 	// GOMAXPROCS left unused.
 	KindGOMAXPROCS Kind = "gomaxprocs"
+	// KindThrottled: the target's cgroup ran out of CPU quota (CFS
+	// throttling) in a share of the enforcement periods while its latency
+	// grew.
+	KindThrottled Kind = "throttled"
+	// KindParentCPULimit: a CPU limit on a parent cgroup, tighter than the
+	// target's own cgroup's, which the Go runtime does not see when it
+	// chooses GOMAXPROCS (golang/go#81180).
+	KindParentCPULimit Kind = "parent-cpu-limit"
 	// KindGC: GC assists, waits for the GC and its pauses.
 	KindGC Kind = "gc"
 	// KindDownstream: waiting for the network: a downstream service.

@@ -168,8 +168,9 @@ const (
 
 // CgroupCounters are the CPU controller of a local target's cgroup at one
 // poll: its limit and its cumulative throttling counters (cpu.stat), so a
-// figure over an interval is the difference of two lines. Only the
-// target's own (leaf) cgroup is read.
+// figure over an interval is the difference of two lines. The counters are
+// the target's own (leaf) cgroup's; the ancestors are read for their limits
+// only (TightestQuotaCores).
 type CgroupCounters struct {
 	// Version is the cgroup version, 1 or 2; Path the cgroup's path in its
 	// hierarchy, as /proc/PID/cgroup gives it.
@@ -182,6 +183,24 @@ type CgroupCounters struct {
 	// Periods is the enforcement periods that have elapsed with the cgroup
 	// runnable, Throttled those in which it ran out of quota, and
 	// ThrottledSeconds the time its threads waited for the next period.
+	Periods          int64   `json:"nr_periods"`
+	Throttled        int64   `json:"nr_throttled"`
+	ThrottledSeconds float64 `json:"throttled_s"`
+	// TightestQuotaCores is the smallest CPU limit on the leaf cgroup or any
+	// of its ancestors in the same hierarchy, in cores, and TightestPath the
+	// cgroup that sets it; 0 and "" when none has one. When it is below
+	// QuotaCores (or QuotaCores is 0), the limit is set on a parent the Go
+	// runtime does not read (it reads the leaf only: golang/go#81180).
+	TightestQuotaCores float64 `json:"tightest_quota_cores,omitempty"`
+	TightestPath       string  `json:"tightest_path,omitempty"`
+	// TightestStat is the throttling counters of the cgroup at TightestPath
+	// when it is not the leaf: the kernel throttles the parent that runs out
+	// of quota, and the leaf's own counters stay at 0.
+	TightestStat *CgroupStat `json:"tightest_stat,omitempty"`
+}
+
+// CgroupStat is a cgroup's cumulative throttling counters (cpu.stat).
+type CgroupStat struct {
 	Periods          int64   `json:"nr_periods"`
 	Throttled        int64   `json:"nr_throttled"`
 	ThrottledSeconds float64 `json:"throttled_s"`

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -20,7 +21,9 @@ var ErrNoCPUController = errors.New("no cgroup CPU controller")
 // ReadCgroup reads the CPU limit and throttling counters of process pid's
 // own cgroup: cgroup v1's cpu hierarchy (cpu.cfs_quota_us,
 // cpu.cfs_period_us, cpu.stat) when the process is in one, else cgroup
-// v2's (cpu.max, cpu.stat).
+// v2's (cpu.max, cpu.stat). It also walks up the cgroup's ancestors in the
+// same hierarchy, up to the mount point, for the tightest CPU limit
+// (TightestQuotaCores): the Go runtime reads the leaf's limit only.
 func ReadCgroup(pid int) (rundir.CgroupCounters, error) {
 	return readCgroup(procRoot, pid)
 }
@@ -38,15 +41,110 @@ func readCgroup(proc string, pid int) (rundir.CgroupCounters, error) {
 	v1Mount, v2Mount := cgroupMounts(string(mounts))
 	switch {
 	case hasV1 && v1Mount != "":
-		return readCgroupV1(filepath.Join(v1Mount, v1Path), v1Path)
+		c, err := readCgroupV1(filepath.Join(v1Mount, v1Path), v1Path)
+		if err != nil {
+			return c, err
+		}
+		return c, tightestLimit(&c, v1Mount, readLimitV1, "throttled_time", 1e9)
 	case hasV2 && v2Mount != "":
 		c, err := readCgroupV2(filepath.Join(v2Mount, v2Path), v2Path)
 		if errors.Is(err, os.ErrNotExist) {
 			return c, fmt.Errorf("cgroup %s of process %d: %w", v2Path, pid, ErrNoCPUController)
 		}
-		return c, err
+		if err != nil {
+			return c, err
+		}
+		return c, tightestLimit(&c, v2Mount, readLimitV2, "throttled_usec", 1e6)
 	}
 	return rundir.CgroupCounters{}, fmt.Errorf("process %d: %w", pid, ErrNoCPUController)
+}
+
+// tightestLimit sets c's TightestQuotaCores and TightestPath from the leaf's
+// limit and those of its ancestors under mount, read by limit (cores, 0
+// when none), and the throttling counters of the ancestor that sets it
+// (cpu.stat; throttledKey in units of 1/perSecond s). An ancestor the mount
+// does not show (a container's view of a hierarchy) ends the walk; any other
+// read error is returned.
+func tightestLimit(c *rundir.CgroupCounters, mount string, limit func(dir string) (float64, error), throttledKey string, perSecond float64) error {
+	if c.QuotaCores > 0 {
+		c.TightestQuotaCores, c.TightestPath = c.QuotaCores, c.Path
+	}
+	p := c.Path
+	for p != "/" && p != "" && p != "." {
+		p = filepath.Dir(p)
+		q, err := limit(filepath.Join(mount, p))
+		if errors.Is(err, os.ErrNotExist) {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("cgroup %s, ancestor %s: %w", c.Path, p, err)
+		}
+		if q > 0 && (c.TightestQuotaCores == 0 || q < c.TightestQuotaCores) {
+			c.TightestQuotaCores, c.TightestPath = q, p
+		}
+	}
+	if c.TightestPath == "" || c.TightestPath == c.Path {
+		return nil
+	}
+	st, err := readKeyed(filepath.Join(mount, c.TightestPath, "cpu.stat"))
+	if err != nil {
+		return fmt.Errorf("cgroup %s: %w", c.TightestPath, err)
+	}
+	c.TightestStat = &rundir.CgroupStat{Periods: st["nr_periods"], Throttled: st["nr_throttled"], ThrottledSeconds: float64(st[throttledKey]) / perSecond}
+	return nil
+}
+
+// readLimitV1 reads a v1 cpu cgroup's limit in cores (0: none).
+func readLimitV1(dir string) (float64, error) {
+	quota, err := readInt(filepath.Join(dir, "cpu.cfs_quota_us"))
+	if err != nil {
+		return 0, err
+	}
+	period, err := readInt(filepath.Join(dir, "cpu.cfs_period_us"))
+	if err != nil {
+		return 0, err
+	}
+	if quota > 0 && period > 0 {
+		return float64(quota) / float64(period), nil
+	}
+	return 0, nil
+}
+
+// readLimitV2 reads a v2 cgroup's cpu.max in cores (0: none, or no cpu.max,
+// as in the root cgroup).
+func readLimitV2(dir string) (float64, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "cpu.max"))
+	if errors.Is(err, os.ErrNotExist) {
+		if _, serr := os.Stat(dir); serr != nil {
+			return 0, serr // the ancestor itself is not visible
+		}
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	f := strings.Fields(string(b))
+	if len(f) != 2 || f[0] == "max" {
+		return 0, nil
+	}
+	quota, qerr := strconv.ParseInt(f[0], 10, 64)
+	period, perr := strconv.ParseInt(f[1], 10, 64)
+	if qerr != nil || perr != nil || period <= 0 {
+		return 0, fmt.Errorf("%s: unexpected %q", filepath.Join(dir, "cpu.max"), strings.TrimSpace(string(b)))
+	}
+	return float64(quota) / float64(period), nil
+}
+
+// DefaultGOMAXPROCS is the GOMAXPROCS the Go runtime (1.25 and later)
+// chooses by default for a process with cpus CPUs (sched_getaffinity) in a
+// cgroup whose own CPU limit is limitCores (0: none): the smaller of cpus
+// and the limit rounded up, the limit never below 2 (runtime/cgroup_linux.go,
+// adjustCgroupGOMAXPROCS).
+func DefaultGOMAXPROCS(cpus int, limitCores float64) int {
+	if limitCores <= 0 {
+		return cpus
+	}
+	return min(cpus, max(2, int(math.Ceil(limitCores))))
 }
 
 // parseProcCgroup reads /proc/PID/cgroup: the path in the v1 hierarchy
