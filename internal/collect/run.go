@@ -881,22 +881,10 @@ func (st *runState) baseline(ctx context.Context) {
 func (st *runState) read(ctx context.Context) (target.Poll, []string) {
 	ps := target.Poll{At: time.Now()}
 	var errs []string
-	switch c := st.client.(type) {
-	case *target.Agent:
-		snap, err := c.Snapshot(ctx)
-		if err != nil {
-			errs = append(errs, err.Error())
-		} else {
-			ps.Agent = snap
-		}
-	case *target.Pprof:
-		g, t, err := c.Counts(ctx)
-		if err != nil {
-			errs = append(errs, err.Error())
-		} else {
-			ps.Agent = &agent.Snapshot{Time: ps.At, Values: map[string]float64{rundir.MetricGoroutines: g, rundir.MetricThreadsCreated: t}}
-		}
-	}
+	// The local counters (/proc, /proc/stat, the cgroup) and the 2xx total
+	// are read at the stamp, before the agent's answer: a throttled target
+	// answers seconds late, and counters read after that, stamped ps.At,
+	// skewed its CPU and 2xx rates (307 % of a quota measured that way).
 	if st.usage != nil {
 		u, err := st.usage()
 		if err != nil {
@@ -911,6 +899,25 @@ func (st *runState) read(ctx context.Context) (target.Poll, []string) {
 	if st.pid != 0 {
 		if c, err := target.ReadCgroup(st.pid); err == nil {
 			ps.Cgroup = &c // a cgroup that cannot be read was recorded missing at the start
+		}
+	}
+	st.mu.Lock()
+	ps.OKTotal = int64(st.tally.okTotal)
+	st.mu.Unlock()
+	switch c := st.client.(type) {
+	case *target.Agent:
+		snap, err := c.Snapshot(ctx)
+		if err != nil {
+			errs = append(errs, err.Error())
+		} else {
+			ps.Agent = snap
+		}
+	case *target.Pprof:
+		g, t, err := c.Counts(ctx)
+		if err != nil {
+			errs = append(errs, err.Error())
+		} else {
+			ps.Agent = &agent.Snapshot{Time: ps.At, Values: map[string]float64{rundir.MetricGoroutines: g, rundir.MetricThreadsCreated: t}}
 		}
 	}
 	return ps, errs
@@ -942,7 +949,6 @@ func (st *runState) pollOnce(ctx context.Context) {
 		st.mu.Unlock()
 		return
 	}
-	ps.OKTotal = int64(st.tally.okTotal)
 	tp := target.Point(st.prev, ps)
 	if st.client.Source() == rundir.SourcePprof && ps.Agent != nil {
 		tp.HasAgent = false
