@@ -17,6 +17,7 @@ package capacity
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -450,9 +451,16 @@ func Analyze(samples []Sample, opt Options) (Analysis, error) {
 			}
 			classifyLimit(l, opt.CPUs)
 		}
-		fam.Scaling = classify(fam.Levels, opt.CPUs)
-		fam.Carriers = carriersNeeded(fam.Levels)
-		fam.Recommendation = recommend(fam.Levels, fam.Scaling, fam.Carriers, opt)
+		// An auto line (the runtime chose GOMAXPROCS) is shown, but the
+		// scaling and the recommendation compare the values set, when
+		// there are any: auto would repeat one of them under another name.
+		judged := slices.DeleteFunc(slices.Clone(fam.Levels), func(l Level) bool { return l.Line.GOMAXPROCS == 0 })
+		if len(judged) == 0 {
+			judged = fam.Levels
+		}
+		fam.Scaling = classify(judged, opt.CPUs)
+		fam.Carriers = carriersNeeded(judged)
+		fam.Recommendation = recommend(judged, fam.Scaling, fam.Carriers, opt)
 		a.Levels = append(a.Levels, fam.Levels...)
 	}
 	if len(a.Families) == 1 {
