@@ -31,6 +31,7 @@ func runSweep(ctx context.Context, s *stdio, args []string) error {
 	var (
 		cfg                 sweep.Config
 		gomaxprocs, rates   string
+		cpuLimits           string
 		users, models       string
 		sets                setFlag
 		out, resume, client string
@@ -42,7 +43,8 @@ func runSweep(ctx context.Context, s *stdio, args []string) error {
 	fs.StringVar(&cfg.Command, "cmd", "", "target command line, run with sh -c in a fresh process per GOMAXPROCS value and iteration")
 	fs.StringVar(&cfg.URL, "url", "", "URL the load is sent to; it must answer 2xx before any load is sent")
 	fs.StringVar(&cfg.Fixture, "fixture", "", "run schedscope's own fixture as the target: 'SCENARIO[?QUERY] [fixture flags]', e.g. 'sleep --model pool --workers 8' or 'cpu?rounds=20000'")
-	fs.StringVar(&gomaxprocs, "gomaxprocs", "", "GOMAXPROCS values to sweep, e.g. 1,2,4,8")
+	fs.StringVar(&gomaxprocs, "gomaxprocs", "", "GOMAXPROCS values to sweep, e.g. 1,2,4,8; auto leaves it unset, so the target's runtime chooses (Go >= 1.25 follows --cpu-limits)")
+	fs.StringVar(&cpuLimits, "cpu-limits", "", "CPU limits to sweep, in CPUs, e.g. 0.5,1,2: each line's target starts in a fresh cgroup with that CPU quota (needs root and a writable cgroup cpu controller)")
 	fs.StringVar(&rates, "rates", "", "open model: offered rates of the ladder in req/s, e.g. 500,1000,2000")
 	fs.StringVar(&users, "users", "", "closed model instead of --rates: user counts of the ladder, e.g. 10,50,200 (each user sends, waits for the answer, thinks, repeats)")
 	fs.DurationVar(&cfg.Think, "think", 0, "closed model: each user's pause between an answer and its next request")
@@ -101,8 +103,11 @@ func runSweep(ctx context.Context, s *stdio, args []string) error {
 		if cfg.Iterations < 1 { // sweep.Config takes 0 for its default: the flag's 0 is a mistake
 			return usageErr("--iterations %d: must be in [1, %d]", cfg.Iterations, sweep.MaxIterations)
 		}
-		if cfg.GOMAXPROCS, err = sweepInts(gomaxprocs); err != nil {
+		if cfg.GOMAXPROCS, err = sweepGOMAXPROCS(gomaxprocs); err != nil {
 			return usageErr("--gomaxprocs: %v", err)
+		}
+		if cfg.CPULimits, err = sweepFloats(cpuLimits); err != nil {
+			return usageErr("--cpu-limits: %v", err)
 		}
 		if cfg.Rates, err = sweepFloats(rates); err != nil {
 			return usageErr("--rates: %v", err)
@@ -126,6 +131,9 @@ func runSweep(ctx context.Context, s *stdio, args []string) error {
 		if err := sweep.CheckNewDir(cfg.Dir); err != nil {
 			return usageErr("--out: %v", err)
 		}
+	}
+	if err := prepareCgroups(s, cfg); err != nil {
+		return err
 	}
 	fmt.Fprintf(s.errOut, "sweep directory: %s\n", cfg.Dir)
 	var (
@@ -288,6 +296,49 @@ func sweepInts(s string) ([]int, error) {
 		n, err := strconv.Atoi(f)
 		if err != nil {
 			return nil, fmt.Errorf("%q is not an integer", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// prepareCgroups checks, before any target starts, that a sweep with CPU
+// limits may create cgroups, and names on stderr the stale cgroups of a
+// crashed sweep that it removed (sweep.Run does it again: with a TUI,
+// stderr is the only place they are seen).
+func prepareCgroups(s *stdio, cfg sweep.Config) error {
+	limits := len(cfg.CPULimits) > 0
+	if cfg.Resume {
+		plan, err := rundir.ReadSweep(cfg.Dir)
+		if err != nil {
+			return fmt.Errorf("resume: %w", err)
+		}
+		limits = len(plan.Plan.CPULimits) > 0 && len(plan.Remaining()) > 0
+	}
+	if !limits {
+		return nil
+	}
+	_, stale, err := sweep.PrepareCgroups(cfg.CgroupRoot)
+	for _, d := range stale {
+		fmt.Fprintf(s.errOut, "removed stale cgroup %s (the sweep that made it is gone)\n", d)
+	}
+	return err
+}
+
+// sweepGOMAXPROCS parses --gomaxprocs: integers, and auto (0).
+func sweepGOMAXPROCS(s string) ([]int, error) {
+	var out []int
+	for _, f := range sweepList(s) {
+		if f == "auto" {
+			out = append(out, 0)
+			continue
+		}
+		n, err := strconv.Atoi(f)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not an integer or auto", f)
+		}
+		if n < 1 { // 0 is auto inside sweep.Config: say so only by name
+			return nil, fmt.Errorf("GOMAXPROCS %d: must be >= 1, or auto", n)
 		}
 		out = append(out, n)
 	}

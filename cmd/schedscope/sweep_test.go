@@ -20,6 +20,8 @@ func TestSweepBadInput(t *testing.T) {
 	}{
 		{[]string{"sweep", "--cmd", "x", "--url", "http://127.0.0.1:9/", "--rates", "10"}, "no GOMAXPROCS values"},
 		{[]string{"sweep", "--cmd", "x", "--url", "http://127.0.0.1:9/", "--gomaxprocs", "1,two", "--rates", "10"}, `--gomaxprocs: "two" is not an integer`},
+		{[]string{"sweep", "--cmd", "x", "--url", "http://127.0.0.1:9/", "--gomaxprocs", "auto", "--cpu-limits", "0", "--rates", "10"}, `--cpu-limits: CPU limit 0: must be above 0.01`},
+		{[]string{"sweep", "--cmd", "x", "--url", "http://127.0.0.1:9/", "--gomaxprocs", "1", "--cpu-limits", "one", "--rates", "10"}, `--cpu-limits: "one" is not a number`},
 		{[]string{"sweep", "--cmd", "x", "--url", "http://127.0.0.1:9/", "--gomaxprocs", "0", "--rates", "10"}, "GOMAXPROCS 0"},
 		{[]string{"sweep", "--cmd", "x", "--url", "http://127.0.0.1:9/", "--gomaxprocs", "1", "--rates", "fast"}, `--rates: "fast" is not a number`},
 		{[]string{"sweep", "--cmd", "x", "--url", "http://127.0.0.1:9/", "--gomaxprocs", "1"}, "no offered rates"},

@@ -17,6 +17,7 @@ package capacity
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -27,7 +28,12 @@ import (
 // Sample is one measured phase: one load (an offered rate or a number of
 // closed-model users) on one line, in one iteration (one target process).
 type Sample struct {
-	GOMAXPROCS int
+	// GOMAXPROCS is the line's; 0 is auto (the runtime chose
+	// RuntimeGOMAXPROCS, 0 when unknown).
+	GOMAXPROCS        int
+	RuntimeGOMAXPROCS int
+	// CPULimit is the target's CPU quota in CPUs, 0 when none.
+	CPULimit float64
 	// Model and Set are the fixture's model and swept flag values; empty
 	// when not swept.
 	Model     string
@@ -86,7 +92,7 @@ type Sample struct {
 
 // Line is the sample's line.
 func (s Sample) Line() rundir.Line {
-	return rundir.Line{GOMAXPROCS: s.GOMAXPROCS, Model: s.Model, Set: s.Set}
+	return rundir.Line{GOMAXPROCS: s.GOMAXPROCS, Model: s.Model, CPULimit: s.CPULimit, Set: s.Set}
 }
 
 // x is the sample's load: users (closed model) or the offered rate.
@@ -159,6 +165,7 @@ func (o Options) over(gomaxprocs int) bool { return o.CPUs > 0 && gomaxprocs > o
 type Cell struct {
 	GOMAXPROCS    int
 	Model         string
+	CPULimit      float64
 	Set           rundir.Settings
 	OfferedRate   float64
 	Users         int // closed model; OfferedRate is then 0
@@ -262,8 +269,9 @@ type Level struct {
 	// LittlePrediction is Options.ConcurrencyLimit / LowLoadService in requests
 	// per second; 0 when the limit is unknown.
 	LittlePrediction float64
-	// CPUPrediction is GOMAXPROCS / CPUPerRequest: the ceiling if the Ps
-	// were the only limit; 0 when CPU was not measured.
+	// CPUPrediction is GOMAXPROCS (or the line's CPU limit, when lower) /
+	// CPUPerRequest: the ceiling if the Ps (or the quota) were the only
+	// limit; 0 when CPU was not measured.
 	CPUPrediction float64
 	// MachineBusy is the share of the machine's CPUs busy (whoever used
 	// them) in the cell that set the ceiling; 0 when unknown.
@@ -370,12 +378,13 @@ type Recommendation struct {
 	Reason     string
 }
 
-// Family is the lines that differ only in GOMAXPROCS: one model and one
-// set of fixture flag values. Scaling, carriers and the recommendation are
+// Family is the lines that differ only in GOMAXPROCS: one model, one CPU
+// limit and one set of fixture flag values. Scaling, carriers and the recommendation are
 // judged within a family, where GOMAXPROCS is the only thing that varies.
 type Family struct {
-	Model string
-	Set   rundir.Settings
+	Model    string
+	CPULimit float64
+	Set      rundir.Settings
 	// Label names the family ("pool, workers=20"); "" for the only family
 	// of a GOMAXPROCS-only sweep.
 	Label          string
@@ -415,10 +424,10 @@ func Analyze(samples []Sample, opt Options) (Analysis, error) {
 	opt = opt.withDefaults()
 	var a Analysis
 	for _, f := range families(samples) {
-		fam := Family{Model: f.Model, Set: f.Set}
-		fam.Label = familyLabel(f.Model, f.Set)
+		fam := Family{Model: f.Model, CPULimit: f.CPULimit, Set: f.Set}
+		fam.Label = familyLabel(f)
 		for _, gmp := range distinctGOMAXPROCS(samples, f) {
-			line := rundir.Line{GOMAXPROCS: gmp, Model: f.Model, Set: f.Set}
+			line := rundir.Line{GOMAXPROCS: gmp, Model: f.Model, CPULimit: f.CPULimit, Set: f.Set}
 			fam.Levels = append(fam.Levels, analyzeLevel(line, samples, opt))
 		}
 		a.Families = append(a.Families, fam)
@@ -442,9 +451,16 @@ func Analyze(samples []Sample, opt Options) (Analysis, error) {
 			}
 			classifyLimit(l, opt.CPUs)
 		}
-		fam.Scaling = classify(fam.Levels, opt.CPUs)
-		fam.Carriers = carriersNeeded(fam.Levels)
-		fam.Recommendation = recommend(fam.Levels, fam.Scaling, fam.Carriers, opt)
+		// An auto line (the runtime chose GOMAXPROCS) is shown, but the
+		// scaling and the recommendation compare the values set, when
+		// there are any: auto would repeat one of them under another name.
+		judged := slices.DeleteFunc(slices.Clone(fam.Levels), func(l Level) bool { return l.Line.GOMAXPROCS == 0 })
+		if len(judged) == 0 {
+			judged = fam.Levels
+		}
+		fam.Scaling = classify(judged, opt.CPUs)
+		fam.Carriers = carriersNeeded(judged)
+		fam.Recommendation = recommend(judged, fam.Scaling, fam.Carriers, opt)
 		a.Levels = append(a.Levels, fam.Levels...)
 	}
 	if len(a.Families) == 1 {
@@ -461,8 +477,9 @@ func Analyze(samples []Sample, opt Options) (Analysis, error) {
 
 // familyKey is a family's identity.
 type familyKey struct {
-	Model string
-	Set   rundir.Settings
+	Model    string
+	CPULimit float64
+	Set      rundir.Settings
 }
 
 // families returns the distinct (model, set) pairs in the order samples
@@ -471,7 +488,7 @@ func families(samples []Sample) []familyKey {
 	seen := map[familyKey]bool{}
 	var out []familyKey
 	for _, s := range samples {
-		k := familyKey{s.Model, s.Set}
+		k := familyKey{s.Model, s.CPULimit, s.Set}
 		if !seen[k] {
 			seen[k] = true
 			out = append(out, k)
@@ -480,12 +497,15 @@ func families(samples []Sample) []familyKey {
 	return out
 }
 
-func familyLabel(model string, set rundir.Settings) string {
+func familyLabel(f familyKey) string {
 	var parts []string
-	if model != "" {
-		parts = append(parts, model)
+	if f.Model != "" {
+		parts = append(parts, f.Model)
 	}
-	for _, kv := range set.Pairs() {
+	if f.CPULimit > 0 {
+		parts = append(parts, rundir.CPULimitLabel(f.CPULimit))
+	}
+	for _, kv := range f.Set.Pairs() {
 		parts = append(parts, kv[0]+"="+kv[1])
 	}
 	return strings.Join(parts, ", ")
@@ -495,7 +515,7 @@ func distinctGOMAXPROCS(samples []Sample, f familyKey) []int {
 	seen := map[int]bool{}
 	var out []int
 	for _, s := range samples {
-		if s.Model == f.Model && s.Set == f.Set && !seen[s.GOMAXPROCS] {
+		if s.Model == f.Model && s.CPULimit == f.CPULimit && s.Set == f.Set && !seen[s.GOMAXPROCS] {
 			seen[s.GOMAXPROCS] = true
 			out = append(out, s.GOMAXPROCS)
 		}
@@ -527,6 +547,8 @@ func Cells(samples []Sample) []Cell {
 		switch {
 		case a.Model != b.Model:
 			return a.Model < b.Model
+		case a.CPULimit != b.CPULimit:
+			return a.CPULimit < b.CPULimit
 		case a.Set != b.Set:
 			return a.Set.String() < b.Set.String()
 		case a.GOMAXPROCS != b.GOMAXPROCS:
@@ -549,7 +571,7 @@ func Cells(samples []Sample) []Cell {
 			g = kept
 		}
 		first := g[0]
-		c := Cell{GOMAXPROCS: k.line.GOMAXPROCS, Model: k.line.Model, Set: k.line.Set, OfferedRate: first.OfferedRate, Users: first.Users,
+		c := Cell{GOMAXPROCS: k.line.GOMAXPROCS, Model: k.line.Model, CPULimit: k.line.CPULimit, Set: k.line.Set, OfferedRate: first.OfferedRate, Users: first.Users,
 			Iterations: len(g), GeneratorBound: len(kept) == 0}
 		c.OK = int64(math.Round(median(g, func(s Sample) float64 { return float64(s.OK) })))
 		c.OKPerSec = median(g, func(s Sample) float64 { return s.OKPerSec })
@@ -605,6 +627,13 @@ func analyzeLevel(line rundir.Line, samples []Sample, opt Options) Level {
 		}
 	}
 	l := Level{GOMAXPROCS: line.GOMAXPROCS, Line: line, Label: line.Label(opt.CPUs), OverCPUs: opt.over(line.GOMAXPROCS), Cells: Cells(mine)}
+	if line.GOMAXPROCS == 0 { // auto: judge the Ps the runtime chose
+		for _, s := range mine {
+			l.GOMAXPROCS = max(l.GOMAXPROCS, s.RuntimeGOMAXPROCS)
+		}
+		l.Label = line.LabelRuntime(opt.CPUs, l.GOMAXPROCS)
+		l.OverCPUs = opt.over(l.GOMAXPROCS)
+	}
 
 	// The low-load latency is the lowest load's, even when that cell was
 	// generator-bound: a late generator only adds its lag to the latency
@@ -692,7 +721,11 @@ func analyzeLevel(line rundir.Line, samples []Sample, opt Options) Level {
 	}
 	if l.CPUPerRequest > 0 {
 		l.BusyPs = l.Ceiling * l.CPUPerRequest.Seconds()
-		l.CPUPrediction = float64(line.GOMAXPROCS) / l.CPUPerRequest.Seconds()
+		cores := float64(l.GOMAXPROCS) // the runtime's choice on an auto line
+		if line.CPULimit > 0 {
+			cores = min(cores, line.CPULimit)
+		}
+		l.CPUPrediction = cores / l.CPUPerRequest.Seconds()
 	}
 	if ceilingAt >= 0 && l.Cells[ceilingAt].CPUCores > 0 {
 		l.BusyPs = l.Cells[ceilingAt].CPUCores

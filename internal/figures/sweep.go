@@ -24,15 +24,23 @@ const RecommendedKey = "recommended"
 func LevelKey(gomaxprocs int) string { return fmt.Sprintf("gomaxprocs %d", gomaxprocs) }
 
 // LineKey is the group key of a sweep's line: "gomaxprocs 2" in a
-// GOMAXPROCS-only sweep (LevelKey), else the model, GOMAXPROCS and fixture
-// flag values, "pool, gomaxprocs 2, workers=20", so the same line of two
-// sweeps is compared.
+// GOMAXPROCS-only sweep (LevelKey), else the model, CPU limit, GOMAXPROCS
+// and fixture flag values, "pool, limit 1 cpu, gomaxprocs 2, workers=20"
+// ("gomaxprocs auto" for an auto line), so the same line of two sweeps is
+// compared.
 func LineKey(l rundir.Line) string {
 	var parts []string
 	if l.Model != "" {
 		parts = append(parts, l.Model)
 	}
-	parts = append(parts, LevelKey(l.GOMAXPROCS))
+	if l.CPULimit > 0 {
+		parts = append(parts, fmt.Sprintf("limit %g cpu", l.CPULimit))
+	}
+	if l.GOMAXPROCS == 0 {
+		parts = append(parts, "gomaxprocs auto")
+	} else {
+		parts = append(parts, LevelKey(l.GOMAXPROCS))
+	}
 	for _, kv := range l.Set.Pairs() {
 		parts = append(parts, kv[0]+"="+kv[1])
 	}
@@ -74,7 +82,11 @@ func ReadSweep(dir string) (*Set, error) {
 		s.Groups = append(s.Groups, g)
 	}
 	rec := a.Recommendation.GOMAXPROCS
-	i := slices.IndexFunc(a.Levels, func(l capacity.Level) bool { return l.GOMAXPROCS == rec })
+	// A value set beats an auto line whose runtime chose the same.
+	i := slices.IndexFunc(a.Levels, func(l capacity.Level) bool { return l.Line.GOMAXPROCS == rec })
+	if i < 0 {
+		i = slices.IndexFunc(a.Levels, func(l capacity.Level) bool { return l.GOMAXPROCS == rec })
+	}
 	if i >= 0 {
 		l := a.Levels[i]
 		g := Group{Key: RecommendedKey, Title: "at the recommended GOMAXPROCS (each sweep's own)", Gate: true}

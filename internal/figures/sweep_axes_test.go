@@ -16,6 +16,17 @@ func TestLineKey(t *testing.T) {
 	if got, want := LineKey(l), "pool, gomaxprocs 2, workers=20"; got != want {
 		t.Errorf("line key %q, want %q", got, want)
 	}
+	for _, tc := range []struct {
+		line rundir.Line
+		want string
+	}{
+		{rundir.Line{GOMAXPROCS: 2, CPULimit: 0.5}, "limit 0.5 cpu, gomaxprocs 2"},
+		{rundir.Line{GOMAXPROCS: 0, CPULimit: 1}, "limit 1 cpu, gomaxprocs auto"},
+	} {
+		if got := LineKey(tc.line); got != tc.want {
+			t.Errorf("line key %q, want %q", got, tc.want)
+		}
+	}
 }
 
 // A version 1 sweep keeps its group keys, so old comparisons and gates

@@ -67,6 +67,8 @@ func TestImportsPointOneWay(t *testing.T) {
 		{pkg: "internal/redact", imports: []string{}},
 		{pkg: "analyze", imports: []string{}}, // public: imports nothing of schedscope
 		{pkg: "internal/regular", imports: []string{}},
+		// internal/cgroup, CPU quotas for targets, stands alone.
+		{pkg: "internal/cgroup", imports: []string{}},
 		{pkg: "collect/load", imports: []string{"internal/redact"}},
 		{pkg: "internal/rundir", imports: []string{"analyze", "collect/load", "collect/agent", "internal/redact", "internal/regular"}},
 		// The target layer sits on the leaves.

@@ -14,6 +14,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -43,7 +44,7 @@ func Samples(steps []rundir.SweepStep) []capacity.Sample {
 	out := make([]capacity.Sample, 0, len(steps))
 	for _, st := range steps {
 		out = append(out, capacity.Sample{
-			GOMAXPROCS: st.GOMAXPROCS, Model: st.Model, Set: st.Set, Iteration: st.Iteration, OfferedRate: st.Rate, Users: st.Users,
+			GOMAXPROCS: st.GOMAXPROCS, RuntimeGOMAXPROCS: st.RuntimeGOMAXPROCS, CPULimit: st.CPULimit, Model: st.Model, Set: st.Set, Iteration: st.Iteration, OfferedRate: st.Rate, Users: st.Users,
 			OK: st.OK, OKPerSec: st.OKPerSec, Answered: st.AnsweredPerSec, P50: msDur(st.P50MS), P95: msDur(st.P95MS), P99: msDur(st.P99MS),
 			Mean:       msDur(st.MeanMS),
 			ServiceP50: msDur(st.ServiceP50MS),
@@ -206,7 +207,7 @@ func RenderSweep(w io.Writer, r *SweepReport, throughputPNG, p99PNG string) erro
 	a := r.Analysis
 
 	cpus := CPUs(p)
-	if len(p.Models) == 0 && len(p.Sets) == 0 {
+	if len(p.Models) == 0 && len(p.Sets) == 0 && len(p.CPULimits) == 0 {
 		md.f("# GOMAXPROCS sweep: %s\n\n", title(p))
 	} else {
 		md.f("# Sweep over %s: %s\n\n", axesName(p), title(p))
@@ -256,6 +257,9 @@ func RenderSweep(w io.Writer, r *SweepReport, throughputPNG, p99PNG string) erro
 			joinRates(p.Rates), secs(p.WarmupS), secs(p.DurationS), secs(p.PauseS))
 	}
 	md.f("| GOMAXPROCS | %s; %s |\n", joinGOMAXPROCS(p.GOMAXPROCS, cpus), isolation(p))
+	if len(p.CPULimits) > 0 {
+		md.f("| CPU limits | %s (CPUs; each target in a fresh cgroup v%d with a quota of L x 100 ms per 100 ms period) |\n", joinLimits(p.CPULimits), p.CgroupVersion)
+	}
 	md.f("| iterations | %d (each figure is the median over iterations) |\n", p.Iterations)
 	m := p.Machine
 	md.f("| machine | %d CPUs (%s), %s/%s, kernel %s, %s; load average at start %s |\n",
@@ -274,14 +278,22 @@ func RenderSweep(w io.Writer, r *SweepReport, throughputPNG, p99PNG string) erro
 		md.f("**knee**: the highest rate still served (>= 99 %% of its requests answered 2xx and p99 within 2x the p99 at the lowest rate, every lower rate served too); **over**: not served; ")
 	}
 	md.f("**gen-bound**: not served while the load generator was a material limit in every iteration (see Notes): neither the knee nor a break in the ladder, and used for the ceiling only when it still sent 99 %% of its requests. A step served while the generator lagged counts as served: its latency, measured from the intended send time, includes the lag.\n\n")
+	quota := len(p.CPULimits) > 0
+	if quota {
+		md.f("**throttled**: the share of the CPU quota's 100 ms periods (with runnable threads) in which the target ran out of quota and waited for the next one, and the time its threads waited, summed (cgroup cpu.stat); **quota use**: the target's CPU use over its quota.\n\n")
+	}
 	for _, l := range a.Levels {
 		md.f("**%s**\n\n", l.Label)
-		md.f("| %s | 2xx/s | answered | p50 ms | p95 ms | p99 ms | errors | not sent | CPU/request | RSS MB | goroutines / threads | |\n", loadCol)
-		md.f("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
+		md.f("| %s | 2xx/s | answered | p50 ms | p95 ms | p99 ms | errors | not sent | CPU/request | RSS MB | goroutines / threads |%s |\n", loadCol, iff(quota, " throttled | quota use |", ""))
+		md.f("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|%s---|\n", iff(quota, "---:|---:|", ""))
 		for _, c := range l.Cells {
-			md.f("| %s | %s | %s | %s | %s | %s | %d | %d | %s | %s | %s | %s |\n",
+			md.f("| %s | %s | %s | %s | %s | %s | %d | %d | %s | %s | %s |",
 				num(c.X()), num(c.OKPerSec), answered(c), msf(c.P50), msOrDash(c.P95), msf(c.P99), c.Errors, c.NotSent,
-				cpuf(c.CPUPerRequest), mb(c.RSSBytes), gt(c), mark(c))
+				cpuf(c.CPUPerRequest), mb(c.RSSBytes), gt(c))
+			if quota {
+				md.f(" %s |", throttleCell(r.Sweep.Steps, l.Line, c.X()))
+			}
+			md.f(" %s |\n", mark(c))
 		}
 		md.f("\n")
 	}
@@ -497,6 +509,9 @@ func targetLine(p rundir.SweepPlan) string {
 // and workers".
 func axesName(p rundir.SweepPlan) string {
 	parts := []string{"GOMAXPROCS"}
+	if len(p.CPULimits) > 0 {
+		parts = append(parts, "CPU limit")
+	}
 	if len(p.Models) > 0 {
 		parts = append(parts, "model")
 	}
@@ -515,6 +530,9 @@ func familyName(p rundir.SweepPlan) string {
 	if len(p.Models) > 0 {
 		parts = append(parts, "model")
 	}
+	if len(p.CPULimits) > 0 {
+		parts = append(parts, "CPU limit")
+	}
 	for _, ax := range p.Sets {
 		parts = append(parts, ax.Name)
 	}
@@ -526,7 +544,7 @@ func familyName(p rundir.SweepPlan) string {
 
 // lineName says what identifies a line, for plot captions.
 func lineName(p rundir.SweepPlan) string {
-	if len(p.Models) == 0 && len(p.Sets) == 0 {
+	if len(p.Models) == 0 && len(p.Sets) == 0 && len(p.CPULimits) == 0 {
 		return "GOMAXPROCS"
 	}
 	return "combination of " + axesName(p)
@@ -549,10 +567,56 @@ func recommendation(r capacity.Recommendation, cpus int) string {
 }
 
 // joinGOMAXPROCS lists GOMAXPROCS values, each above the CPUs labelled.
+// joinLimits is "0.5, 1, 1.5".
+func joinLimits(ls []float64) string {
+	parts := make([]string, len(ls))
+	for i, l := range ls {
+		parts[i] = strconv.FormatFloat(l, 'g', -1, 64)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// throttleCell is the "throttled | quota use" cells of a line's load x:
+// medians over the iterations' steps; dashes when none has a quota.
+func throttleCell(steps []rundir.SweepStep, line rundir.Line, x float64) string {
+	var share, secs, use []float64
+	for _, st := range steps {
+		sx := st.Rate
+		if st.Users > 0 {
+			sx = float64(st.Users)
+		}
+		if st.Line() != line || sx != x || st.Throttle == nil {
+			continue
+		}
+		share = append(share, st.Throttle.Share())
+		secs = append(secs, st.Throttle.ThrottledS)
+		use = append(use, st.Throttle.QuotaUse)
+	}
+	if len(share) == 0 {
+		return "- | -"
+	}
+	return fmt.Sprintf("%.0f %% (%.2f s) | %.0f %%", 100*medianOf(share), medianOf(secs), 100*medianOf(use))
+}
+
+// medianOf is the median of v (sorted in place), 0 for none.
+func medianOf(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	sort.Float64s(v)
+	if n := len(v); n%2 == 0 {
+		return (v[n/2-1] + v[n/2]) / 2
+	}
+	return v[len(v)/2]
+}
+
 func joinGOMAXPROCS(xs []int, cpus int) string {
 	parts := make([]string, len(xs))
 	for i, x := range xs {
 		parts[i] = fmt.Sprint(x)
+		if x == 0 {
+			parts[i] = "auto (unset: the runtime chose)"
+		}
 		if cpus > 0 && x > cpus {
 			parts[i] += fmt.Sprintf(" (> %d CPUs)", cpus)
 		}

@@ -107,3 +107,55 @@ func TestLineConcurrencyLimit(t *testing.T) {
 		t.Errorf("plain plan: %d, want 8", got)
 	}
 }
+
+// A CPU-limit sweep with GOMAXPROCS auto: the lines are labelled with the
+// limit and the runtime's choice, and each table has the throttled and
+// quota-use columns.
+func TestWriteSweepCPULimits(t *testing.T) {
+	dir := t.TempDir()
+	plan := rundir.SweepPlan{
+		Version: rundir.SweepVersion, Fixture: "cpu?us=2000", URL: "http://127.0.0.1:9/cpu?us=2000", Scenario: "cpu",
+		GOMAXPROCS: []int{0, 2}, CPULimits: []float64{0.5, 1}, CgroupVersion: 1, Rates: []float64{100, 400},
+		Iterations: 1, DurationS: 2,
+		Machine: rundir.Machine{CPUs: 2, GOOS: "linux", GOARCH: "amd64", GoVersion: "go1.26.8"},
+		Started: time.Date(2026, 12, 1, 1, 0, 0, 0, time.UTC),
+	}
+	writeFile(t, filepath.Join(dir, rundir.SweepFile), plan)
+	if err := os.MkdirAll(filepath.Join(dir, rundir.StepsDir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range plan.Steps() {
+		ok := min(k.Rate, k.CPULimit/0.002)
+		st := rundir.SweepStep{StepKey: k, DurationS: 2, OK: int64(2 * ok), OKPerSec: ok, AnsweredPerSec: ok, P50MS: 5, P95MS: 8, P99MS: 9, MeanMS: 5,
+			TargetCPUCores: ok * 0.002, CPUPerRequestUS: 2000,
+			Throttle: &rundir.Throttle{Periods: 20, Throttled: int64(20 * ok / (k.CPULimit / 0.002)), ThrottledS: 0.25, QuotaUse: ok * 0.002 / k.CPULimit}}
+		if k.GOMAXPROCS == 0 {
+			st.RuntimeGOMAXPROCS = 2
+		}
+		writeFile(t, filepath.Join(dir, rundir.StepsDir, k.File()), st)
+	}
+	out := t.TempDir()
+	if _, err := WriteSweep(dir, out); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(out, ReportFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := string(b)
+	for _, want := range []string{
+		"# Sweep over GOMAXPROCS and CPU limit: cpu scenario",
+		"| CPU limits | 0.5, 1 (CPUs; each target in a fresh cgroup v1",
+		"**limit 0.5 CPU, GOMAXPROCS auto (2)**\n\n| offered req/s | 2xx/s | answered | p50 ms | p95 ms | p99 ms | errors | not sent | CPU/request | RSS MB | goroutines / threads | throttled | quota use | |",
+		"| 400 | 250 | 62.5 % | 5.00 | 8.00 | 9.00 | 0 | 0 | 2.00 ms | - | - / - | 100 % (0.25 s) | 100 % |",
+		"**limit 1 CPU, GOMAXPROCS 2**",
+		"- **limit 1 CPU**: ",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	if t.Failed() {
+		t.Log(md)
+	}
+}

@@ -33,11 +33,14 @@ const (
 // axes (SweepPlan.Users, Models, Sets; StepKey.Users, Model, Set) and
 // SweepStep.P95MS; every field it added is optional, so a version 1
 // directory reads as a version 2 one whose only axes are GOMAXPROCS and the
-// rates. ReadSweep reads both; an older schedscope refuses version 2.
-const SweepVersion = 2
+// rates. Version 3 added the CPU-limit axis and an auto GOMAXPROCS (0)
+// (SweepPlan.CPULimits, StepKey.CPULimit, SweepStep.Throttle and
+// RuntimeGOMAXPROCS), also optional. ReadSweep reads all three; an older
+// schedscope refuses a newer version.
+const SweepVersion = 3
 
 // sweepVersionsRead are the versions ReadSweep accepts.
-var sweepVersionsRead = [...]int{1, 2}
+var sweepVersionsRead = [...]int{1, 2, 3}
 
 // SweepPlan is what a sweep measures and how; it is written to sweep.json before
 // any load is sent and is authoritative when a sweep is resumed.
@@ -64,7 +67,16 @@ type SweepPlan struct {
 	// (a pool's workers); 0 when unknown.
 	ConcurrencyLimit int `json:"concurrency_limit,omitempty"`
 
+	// GOMAXPROCS is the GOMAXPROCS axis; 0 is "auto": GOMAXPROCS left
+	// unset, so the target's runtime chooses (Go >= 1.25 follows the
+	// cgroup's CPU limit), and each step records what it chose
+	// (SweepStep.RuntimeGOMAXPROCS).
 	GOMAXPROCS []int `json:"gomaxprocs"`
+	// CPULimits is the CPU-limit axis, in CPUs (each target process starts
+	// in a fresh cgroup with a quota of L x 100 ms per 100 ms); empty when
+	// not swept. CgroupVersion (1 or 2) is the hierarchy the quotas used.
+	CPULimits     []float64 `json:"cpu_limits,omitempty"`
+	CgroupVersion int       `json:"cgroup_version,omitempty"`
 	// Rates is the open-model load axis (req/s); Users the closed-model one
 	// (users, each sending its next request ThinkS after the last answer).
 	// Exactly one of them is set.
@@ -111,7 +123,7 @@ func (p *SweepPlan) Pause() time.Duration    { return seconds(p.PauseS) }
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
 // Steps returns every step of the plan in run order: iterations outermost,
-// then the lines (models, then GOMAXPROCS, then each --set axis in the
+// then the lines (models, then CPU limits, then GOMAXPROCS, then each --set axis in the
 // plan's order), then the load axis (rates or users), so every line sees
 // the machine at every stage of the sweep. A version 1 plan (GOMAXPROCS and
 // rates only) gives the steps it always gave.
@@ -137,11 +149,15 @@ func (p *SweepPlan) Steps() []StepKey {
 }
 
 // Lines returns every combination of the plan's non-load axes, in run
-// order: models, then GOMAXPROCS, then the --set axes.
+// order: models, then CPU limits, then GOMAXPROCS, then the --set axes.
 func (p *SweepPlan) Lines() []Line {
 	models := p.Models
 	if len(models) == 0 {
 		models = []string{""}
+	}
+	limits := p.CPULimits
+	if len(limits) == 0 {
+		limits = []float64{0}
 	}
 	sets := []Settings{{}}
 	for _, ax := range p.Sets {
@@ -155,9 +171,11 @@ func (p *SweepPlan) Lines() []Line {
 	}
 	var out []Line
 	for _, m := range models {
-		for _, g := range p.GOMAXPROCS {
-			for _, s := range sets {
-				out = append(out, Line{GOMAXPROCS: g, Model: m, Set: s})
+		for _, lim := range limits {
+			for _, g := range p.GOMAXPROCS {
+				for _, s := range sets {
+					out = append(out, Line{GOMAXPROCS: g, Model: m, CPULimit: lim, Set: s})
+				}
 			}
 		}
 	}
@@ -166,27 +184,40 @@ func (p *SweepPlan) Lines() []Line {
 
 // Line is one combination of a sweep's non-load axes: a line of its plots,
 // whose x axis is the load (rates or users). Model and Set are empty when
-// not swept. Line is comparable.
+// not swept; GOMAXPROCS 0 is auto; CPULimit is the target's CPU quota in
+// CPUs, 0 when none. Line is comparable.
 type Line struct {
 	GOMAXPROCS int
 	Model      string
+	CPULimit   float64
 	Set        Settings
 }
 
 func (l Line) stepKey(iteration int) StepKey {
-	return StepKey{GOMAXPROCS: l.GOMAXPROCS, Iteration: iteration, Model: l.Model, Set: l.Set}
+	return StepKey{GOMAXPROCS: l.GOMAXPROCS, Iteration: iteration, Model: l.Model, CPULimit: l.CPULimit, Set: l.Set}
 }
 
 // Label names the line for people: "pool, GOMAXPROCS 2, workers=20", or
 // "GOMAXPROCS 2" in a GOMAXPROCS-only sweep. cpus, when > 0, is the CPU
 // count targets could use: a GOMAXPROCS above it is labelled so
 // ("GOMAXPROCS 4 (> 2 CPUs)").
-func (l Line) Label(cpus int) string {
+func (l Line) Label(cpus int) string { return l.LabelRuntime(cpus, 0) }
+
+// LabelRuntime is Label with an auto GOMAXPROCS's value as the runtime
+// chose it, when runtime > 0: "limit 1 CPU, GOMAXPROCS auto (2)".
+func (l Line) LabelRuntime(cpus, runtime int) string {
 	var parts []string
 	if l.Model != "" {
 		parts = append(parts, l.Model)
 	}
-	parts = append(parts, GOMAXPROCSLabel(l.GOMAXPROCS, cpus))
+	if l.CPULimit > 0 {
+		parts = append(parts, CPULimitLabel(l.CPULimit))
+	}
+	g := GOMAXPROCSLabel(l.GOMAXPROCS, cpus)
+	if l.GOMAXPROCS == 0 && runtime > 0 {
+		g += fmt.Sprintf(" (%d)", runtime)
+	}
+	parts = append(parts, g)
 	for _, kv := range l.Set.Pairs() {
 		parts = append(parts, kv[0]+"="+kv[1])
 	}
@@ -194,16 +225,29 @@ func (l Line) Label(cpus int) string {
 }
 
 // GOMAXPROCSLabel is "GOMAXPROCS n", with " (> c CPUs)" when n exceeds
-// cpus > 0.
+// cpus > 0; "GOMAXPROCS auto" for 0.
 func GOMAXPROCSLabel(n, cpus int) string {
+	if n == 0 {
+		return "GOMAXPROCS auto"
+	}
 	if cpus > 0 && n > cpus {
 		return fmt.Sprintf("GOMAXPROCS %d (> %d CPUs)", n, cpus)
 	}
 	return fmt.Sprintf("GOMAXPROCS %d", n)
 }
 
+// CPULimitLabel is "limit 0.5 CPU", "limit 2 CPUs".
+func CPULimitLabel(limit float64) string {
+	if limit > 1 {
+		return fmt.Sprintf("limit %g CPUs", limit)
+	}
+	return fmt.Sprintf("limit %g CPU", limit)
+}
+
 // Line returns the step's line (the key without iteration and load).
-func (k StepKey) Line() Line { return Line{GOMAXPROCS: k.GOMAXPROCS, Model: k.Model, Set: k.Set} }
+func (k StepKey) Line() Line {
+	return Line{GOMAXPROCS: k.GOMAXPROCS, Model: k.Model, CPULimit: k.CPULimit, Set: k.Set}
+}
 
 // StepKey names one step: a load (a rate, or a number of closed-model
 // users) offered on one line (GOMAXPROCS, model, fixture flags) in one
@@ -216,19 +260,29 @@ type StepKey struct {
 	Users int `json:"users,omitempty"`
 	// Model is the fixture's --model, "" when not swept.
 	Model string `json:"model,omitempty"`
+	// CPULimit is the target's CPU quota in CPUs, 0 when not swept.
+	CPULimit float64 `json:"cpu_limit,omitempty"`
 	// Set holds the swept fixture flags' values, empty when none.
 	Set Settings `json:"set,omitzero"`
 }
 
 // File is the step's file name inside StepsDir. A version 1 key (no users,
 // model or set) keeps its version 1 name,
-// gomaxprocs-GGG_iter-II_rate-R.json; the other axes add _model-M and
-// _NAME=VALUE before _iter, and users replace the rate (_users-U).
+// gomaxprocs-GGG_iter-II_rate-R.json; the other axes add _model-M,
+// _cpu-L and _NAME=VALUE before _iter, users replace the rate (_users-U),
+// and an auto GOMAXPROCS is gomaxprocs-auto.
 func (k StepKey) File() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "gomaxprocs-%03d", k.GOMAXPROCS)
+	if k.GOMAXPROCS == 0 {
+		b.WriteString("gomaxprocs-auto")
+	} else {
+		fmt.Fprintf(&b, "gomaxprocs-%03d", k.GOMAXPROCS)
+	}
 	if k.Model != "" {
 		b.WriteString("_model-" + k.Model)
+	}
+	if k.CPULimit > 0 {
+		fmt.Fprintf(&b, "_cpu-%g", k.CPULimit)
 	}
 	for _, kv := range k.Set.Pairs() {
 		// A query axis ("?mode") is written "q-mode": no "?" in a file name.
@@ -393,6 +447,36 @@ type SweepStep struct {
 
 	// Agent is the in-target agent's figures at the end of the step.
 	Agent *AgentFigures `json:"agent,omitempty"`
+	// RuntimeGOMAXPROCS is the GOMAXPROCS the target's runtime reported
+	// (through the agent) on an auto line; 0 when not auto or unknown.
+	RuntimeGOMAXPROCS int `json:"runtime_gomaxprocs,omitempty"`
+
+	// Throttle is the CPU quota's cpu.stat over the step (a CPU-limit
+	// line); nil when there was no quota.
+	Throttle *Throttle `json:"throttle,omitempty"`
+}
+
+// Throttle is a cgroup's CPU-quota enforcement over a step, from its
+// cpu.stat read at the step's start and end.
+type Throttle struct {
+	// Periods is the 100 ms enforcement periods in which the target had
+	// runnable threads; Throttled those in which it ran out of quota.
+	Periods   int64 `json:"periods"`
+	Throttled int64 `json:"throttled"`
+	// ThrottledS is the time its threads waited for the next period,
+	// summed over threads, seconds.
+	ThrottledS float64 `json:"throttled_s"`
+	// QuotaUse is the target's CPU use over its quota: TargetCPUCores /
+	// the limit (1 means it used all of it); 0 when unknown.
+	QuotaUse float64 `json:"quota_use,omitempty"`
+}
+
+// Share is Throttled / Periods, 0 without periods.
+func (t *Throttle) Share() float64 {
+	if t == nil || t.Periods == 0 {
+		return 0
+	}
+	return float64(t.Throttled) / float64(t.Periods)
 }
 
 // AgentFigures are the scheduler figures read from the in-target agent.

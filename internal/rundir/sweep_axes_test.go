@@ -145,3 +145,36 @@ func TestSettingsRejectsSeparators(t *testing.T) {
 		t.Errorf("settings %q, %v; want a=1,b=2", s, err)
 	}
 }
+
+func TestPlanCPULimitsAndAuto(t *testing.T) {
+	p := SweepPlan{GOMAXPROCS: []int{0, 2}, CPULimits: []float64{0.5, 1.5}, Rates: []float64{100}, Iterations: 1}
+	lines := p.Lines()
+	want := []Line{{GOMAXPROCS: 0, CPULimit: 0.5}, {GOMAXPROCS: 2, CPULimit: 0.5}, {GOMAXPROCS: 0, CPULimit: 1.5}, {GOMAXPROCS: 2, CPULimit: 1.5}}
+	if !slices.Equal(lines, want) {
+		t.Fatalf("lines %+v, want %+v", lines, want)
+	}
+	for _, tc := range []struct {
+		line        Line
+		runtime     int
+		label, file string
+	}{
+		{Line{GOMAXPROCS: 0, CPULimit: 1}, 2, "limit 1 CPU, GOMAXPROCS auto (2)", "gomaxprocs-auto_cpu-1_iter-01_rate-100.json"},
+		{Line{GOMAXPROCS: 0, CPULimit: 0.5}, 0, "limit 0.5 CPU, GOMAXPROCS auto", "gomaxprocs-auto_cpu-0.5_iter-01_rate-100.json"},
+		{Line{GOMAXPROCS: 2, CPULimit: 1.5, Model: "pool"}, 0, "pool, limit 1.5 CPUs, GOMAXPROCS 2", "gomaxprocs-002_model-pool_cpu-1.5_iter-01_rate-100.json"},
+	} {
+		if got := tc.line.LabelRuntime(0, tc.runtime); got != tc.label {
+			t.Errorf("label %q, want %q", got, tc.label)
+		}
+		k := tc.line.stepKey(1)
+		k.Rate = 100
+		if got := k.File(); got != tc.file {
+			t.Errorf("file %q, want %q", got, tc.file)
+		}
+		if k.Line() != tc.line {
+			t.Errorf("key's line %+v, want %+v", k.Line(), tc.line)
+		}
+	}
+	if (&Throttle{Periods: 20, Throttled: 5}).Share() != 0.25 || (*Throttle)(nil).Share() != 0 {
+		t.Error("Throttle.Share")
+	}
+}

@@ -1,6 +1,8 @@
 package sweep
 
 import (
+	"context"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -49,7 +51,7 @@ func TestNewPlanAxes(t *testing.T) {
 		{"live", func(c *Config) { c.Live, c.Agent = true, "http://127.0.0.1:1/" }, "drop --live"},
 		{"too many lines", func(c *Config) {
 			c.Sets = []rundir.SetAxis{{Name: "workers", Values: strings.Split("1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17", ",")}}
-		}, "68 lines (combinations of GOMAXPROCS, --models and --set values): at most 64"},
+		}, "68 lines (combinations of GOMAXPROCS, --cpu-limits, --models and --set values): at most 64"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -158,5 +160,62 @@ func TestQueryAxis(t *testing.T) {
 	p := rundir.SweepPlan{}
 	if err := planAxes(&p, Config{Fixture: "split", Sets: []rundir.SetAxis{{Name: "?mode", Values: []string{"serial", "parallel"}}}}); err != nil || len(p.Sets) != 1 {
 		t.Errorf("a query axis: %v %+v", err, p.Sets)
+	}
+}
+
+func TestNewPlanCPULimits(t *testing.T) {
+	good := Config{Argv: []string{"ss", "fixture"}, URL: "http://127.0.0.1:1/cpu", Rates: []float64{100},
+		GOMAXPROCS: []int{2, 0, 1}, CPULimits: []float64{1, 0.5}, TargetCPUs: "0-1"}
+	p, err := NewPlan(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(p.GOMAXPROCS, []int{0, 1, 2}) || !slices.Equal(p.CPULimits, []float64{0.5, 1}) {
+		t.Errorf("plan GOMAXPROCS %v, CPU limits %v", p.GOMAXPROCS, p.CPULimits)
+	}
+	lines := p.Lines()
+	if len(lines) != 6 || lines[0] != (rundir.Line{GOMAXPROCS: 0, CPULimit: 0.5}) || lines[5] != (rundir.Line{GOMAXPROCS: 2, CPULimit: 1}) {
+		t.Errorf("lines %+v", lines)
+	}
+	if got := lines[3].LabelRuntime(2, 2); got != "limit 1 CPU, GOMAXPROCS auto (2)" {
+		t.Errorf("label %q", got)
+	}
+	for _, tt := range []struct {
+		name string
+		edit func(c *Config)
+		want string
+	}{
+		{"zero", func(c *Config) { c.CPULimits = []float64{0} }, "--cpu-limits: CPU limit 0: must be above 0.01"},
+		{"too small", func(c *Config) { c.CPULimits = []float64{0.01} }, "must be above 0.01"},
+		{"negative", func(c *Config) { c.CPULimits = []float64{-1} }, "must be above 0.01"},
+		{"above the CPUs", func(c *Config) { c.CPULimits = []float64{2.5} }, "CPU limit 2.5: at most the 2 CPUs targets may use"},
+		{"twice", func(c *Config) { c.CPULimits = []float64{1, 1} }, "--cpu-limits: 1 given twice"},
+		{"live", func(c *Config) { c.Live, c.Agent, c.GOMAXPROCS = true, "http://127.0.0.1:1/", []int{1} }, "--cpu-limits needs a fresh one per line"},
+		{"live auto", func(c *Config) { c.Live, c.Agent, c.CPULimits = true, "http://127.0.0.1:1/", nil }, "GOMAXPROCS auto needs a fresh target process"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := good
+			tt.edit(&c)
+			_, err := NewPlan(c)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("err = %v, want one containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestRunRefusesWithoutCgroups: a CPU limit on a machine without a cpu
+// controller fails before any directory or process exists.
+func TestRunRefusesWithoutCgroups(t *testing.T) {
+	dir := t.TempDir() + "/sweep"
+	cfg := Config{Argv: []string{"false"}, URL: "http://127.0.0.1:1/", Rates: []float64{100}, GOMAXPROCS: []int{1},
+		CPULimits: []float64{0.5}, CgroupRoot: t.TempDir(), Dir: dir,
+		Loader: LoaderFunc(func(context.Context, Offer) (Measured, error) { t.Fatal("load offered"); return Measured{}, nil })}
+	_, err := Run(context.Background(), cfg)
+	if err == nil || !strings.Contains(err.Error(), "--cpu-limits: no cpu controller under") {
+		t.Fatalf("Run = %v", err)
+	}
+	if _, serr := os.Stat(dir); !os.IsNotExist(serr) {
+		t.Errorf("sweep directory made: %v", serr)
 	}
 }

@@ -31,12 +31,15 @@ func FormatEvent(e Event) string {
 	}
 	switch e.Kind {
 	case EventStart:
-		if e.GOMAXPROCS == 0 {
+		if e.Iteration == 0 { // live mode's one target
 			return fmt.Sprintf("[%d/%d] live target started, pid %d", e.Done, e.Total, e.PID)
 		}
 		pin := "not pinned"
 		if e.Pinned != "" {
 			pin = "taskset -c " + e.Pinned
+		}
+		if e.Cgroup != "" {
+			pin += ", cgroup " + e.Cgroup
 		}
 		return fmt.Sprintf("%s: started pid %d (%s)", head, e.PID, pin)
 	case EventReady:
@@ -63,18 +66,23 @@ func FormatEvent(e Event) string {
 		if s.RSSBytes > 0 {
 			fmt.Fprintf(&b, ", RSS %.1f MB", float64(s.RSSBytes)/1e6)
 		}
+		if t := s.Throttle; t != nil {
+			fmt.Fprintf(&b, ", throttled %d of %d periods (%.0f %%, %.2f s), quota use %.0f %%", t.Throttled, t.Periods, 100*t.Share(), t.ThrottledS, 100*t.QuotaUse)
+		}
 		if s.GeneratorBound {
 			b.WriteString(" [generator-bound: " + s.GeneratorNote + "]")
 		}
 		return b.String()
 	case EventStop:
-		if e.GOMAXPROCS == 0 {
+		if e.Iteration == 0 {
 			head = fmt.Sprintf("[%d/%d] live target", e.Done, e.Total)
 		}
 		if e.Err != nil {
 			return fmt.Sprintf("%s: stopped: %v", head, e.Err)
 		}
 		return fmt.Sprintf("%s: stopped", head)
+	case EventCgroup:
+		return fmt.Sprintf("[%d/%d] %s", e.Done, e.Total, e.Message)
 	case EventResumed:
 		return fmt.Sprintf("[%d/%d] resuming: %d steps already done", e.Done, e.Total, e.Done)
 	case EventFinished:

@@ -30,10 +30,12 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/schedscope/schedscope/collect/load"
+	"github.com/schedscope/schedscope/internal/cgroup"
 	"github.com/schedscope/schedscope/internal/redact"
 	"github.com/schedscope/schedscope/internal/rundir"
 	"github.com/schedscope/schedscope/internal/target"
@@ -132,7 +134,18 @@ type Config struct {
 	// value's ladder. Requires Agent.
 	Live bool
 
-	GOMAXPROCS []int // values to sweep, each >= 1; required
+	// GOMAXPROCS is the values to sweep, each >= 1, or 0 for auto:
+	// GOMAXPROCS left unset so the target's runtime chooses (each step
+	// records what it chose, through the agent). Required.
+	GOMAXPROCS []int
+	// CPULimits (optional) is the CPU-limit axis, in CPUs, each in
+	// (cgroup.MinLimit, the CPUs targets may use]: each line's target starts
+	// in a fresh child cgroup with that CPU quota, removed after the line.
+	// It needs a writable cgroup cpu controller (root), checked by Run
+	// before anything starts. CgroupRoot is where the cgroup file systems
+	// are mounted; "" means cgroup.DefaultRoot.
+	CPULimits  []float64
+	CgroupRoot string
 	// Rates (open model, req/s, each > 0) or Users (closed model, each
 	// >= 1, with Think between an answer and a user's next request) is the
 	// load axis; exactly one is required.
@@ -188,8 +201,9 @@ const (
 	MaxIterations = 100
 	// MaxGOMAXPROCS bounds each GOMAXPROCS value.
 	MaxGOMAXPROCS = 4096
-	// MaxLevels bounds how many GOMAXPROCS values are swept, and how many
-	// lines (combinations of GOMAXPROCS, model and --set values).
+	// MaxLevels bounds how many GOMAXPROCS values (and CPU limits) are
+	// swept, and how many lines (combinations of CPU limit, GOMAXPROCS,
+	// model and --set values).
 	MaxLevels = 64
 	// MaxSetAxes bounds how many --set axes a sweep has.
 	MaxSetAxes = 8
@@ -215,6 +229,9 @@ const (
 	EventStop     EventKind = "stop"     // the target was stopped
 	EventResumed  EventKind = "resumed"  // a resumed sweep found steps already done
 	EventFinished EventKind = "finished" // every step is done
+	// EventCgroup is a note about the CPU limits' cgroups (Message): a
+	// stale one from a crashed sweep was removed, or one could not be.
+	EventCgroup EventKind = "cgroup"
 )
 
 // Event is the progress value Run delivers to Config.Progress. A TUI can
@@ -237,6 +254,13 @@ type Event struct {
 	Duration time.Duration
 	PID      int    // the target's process id (EventStart, EventReady)
 	Pinned   string // taskset CPU list, "" when not pinned (EventStart)
+	// Cgroup is the target's CPU-limit cgroup, "" when none (EventStart).
+	Cgroup string
+	// RuntimeGOMAXPROCS is what an auto line's target chose, once known
+	// (EventReady and later); 0 otherwise.
+	RuntimeGOMAXPROCS int
+	// Message is EventCgroup's note.
+	Message string
 	// Tick is set for EventTick; Step for EventStep.
 	Tick *PhaseProgress
 	Step *rundir.SweepStep
@@ -275,6 +299,28 @@ func Run(ctx context.Context, cfg Config) (*rundir.Sweep, error) {
 			return nil, err
 		}
 	}
+	var cgroups cgroup.Hierarchy
+	if len(plan.CPULimits) > 0 {
+		h, stale, err := PrepareCgroups(cfg.CgroupRoot)
+		for _, d := range stale {
+			if cfg.Progress != nil {
+				cfg.Progress(Event{Kind: EventCgroup, Message: "removed stale cgroup " + d + " (the sweep that made it is gone)"})
+			}
+		}
+		if err != nil {
+			return nil, err
+		}
+		if cfg.Resume && plan.CgroupVersion != 0 && int(h.Version) != plan.CgroupVersion {
+			return nil, fmt.Errorf("resume: the sweep's CPU limits used cgroup v%d, this machine has %v", plan.CgroupVersion, h)
+		}
+		plan.CgroupVersion, cgroups = int(h.Version), h
+		defer func() {
+			// The parent goes when no other sweep's cgroup is in it.
+			if err := h.RemoveParent(); err != nil && cfg.Progress != nil {
+				cfg.Progress(Event{Kind: EventCgroup, Message: err.Error()})
+			}
+		}()
+	}
 	for _, d := range []string{cfg.Dir, filepath.Join(cfg.Dir, rundir.StepsDir), filepath.Join(cfg.Dir, rundir.LogsDir)} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return nil, fmt.Errorf("sweep directory: %w", err)
@@ -292,13 +338,50 @@ func Run(ctx context.Context, cfg Config) (*rundir.Sweep, error) {
 			return nil, fmt.Errorf("sweep plan: target CPUs: %w", err)
 		}
 	}
-	r := &runner{cfg: cfg, plan: plan, allowed: allowed}
+	r := &runner{cfg: cfg, plan: plan, allowed: allowed, cgroups: cgroups, sweepID: cgroupName(cfg.Dir)}
 	err := r.run(ctx)
 	s, lerr := rundir.ReadSweep(cfg.Dir)
 	if lerr != nil {
 		return nil, errors.Join(err, lerr)
 	}
 	return s, err
+}
+
+// PrepareCgroups finds the cpu controller under root ("" means
+// cgroup.DefaultRoot), checks that schedscope may create cgroups there,
+// and removes the stale ones a crashed sweep left, returning their
+// directories (also when err is not nil). The error is one line naming
+// what is missing.
+func PrepareCgroups(root string) (cgroup.Hierarchy, []string, error) {
+	if root == "" {
+		root = cgroup.DefaultRoot
+	}
+	h, err := cgroup.Detect(root)
+	if err != nil {
+		return h, nil, fmt.Errorf("--cpu-limits: %w", err)
+	}
+	if err := h.Check(); err != nil {
+		return h, nil, fmt.Errorf("--cpu-limits (%v): %w", h, err)
+	}
+	stale, err := h.RemoveStale()
+	if err != nil {
+		return h, stale, fmt.Errorf("--cpu-limits: %w", err)
+	}
+	return h, stale, nil
+}
+
+// cgroupName is the sweep directory's name made safe for a cgroup name.
+func cgroupName(dir string) string {
+	b := []byte(filepath.Base(dir))
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.') {
+			b[i] = '_'
+		}
+	}
+	if len(b) > 64 {
+		b = b[len(b)-64:]
+	}
+	return string(b)
 }
 
 // restoreSecrets gives a resumed plan back the secrets sweep.json was
@@ -381,16 +464,19 @@ func NewPlan(cfg Config) (rundir.SweepPlan, error) {
 	}
 	seen := map[int]bool{}
 	for _, g := range cfg.GOMAXPROCS {
-		if g < 1 || g > MaxGOMAXPROCS {
-			return p, fmt.Errorf("GOMAXPROCS %d: must be in [1, %d]", g, MaxGOMAXPROCS)
+		if g < 0 || g > MaxGOMAXPROCS {
+			return p, fmt.Errorf("GOMAXPROCS %d: must be in [1, %d], or auto", g, MaxGOMAXPROCS)
 		}
 		if seen[g] {
-			return p, fmt.Errorf("GOMAXPROCS %d given twice", g)
+			return p, fmt.Errorf("GOMAXPROCS %s given twice", gomaxprocsName(g))
 		}
 		seen[g] = true
 		p.GOMAXPROCS = append(p.GOMAXPROCS, g)
 	}
-	sort.Ints(p.GOMAXPROCS)
+	sort.Ints(p.GOMAXPROCS) // auto (0) first
+	if err := planCPULimits(&p, cfg); err != nil {
+		return p, err
+	}
 	if err := planLoad(&p, cfg); err != nil {
 		return p, err
 	}
@@ -410,7 +496,7 @@ func NewPlan(cfg Config) (rundir.SweepPlan, error) {
 	}
 	lines := len(p.Lines())
 	if lines > MaxLevels {
-		return p, fmt.Errorf("%d lines (combinations of GOMAXPROCS, --models and --set values): at most %d", lines, MaxLevels)
+		return p, fmt.Errorf("%d lines (combinations of GOMAXPROCS, --cpu-limits, --models and --set values): at most %d", lines, MaxLevels)
 	}
 	loadName, loads := "rates", len(p.Rates)
 	if p.Closed() {
@@ -453,10 +539,47 @@ func NewPlan(cfg Config) (rundir.SweepPlan, error) {
 	switch {
 	case cfg.Live && cfg.Agent == "":
 		return p, errors.New("--live changes GOMAXPROCS through the agent: give --agent URL")
+	case cfg.Live && seen[0]:
+		return p, errors.New("--live sets GOMAXPROCS through the agent: GOMAXPROCS auto needs a fresh target process per line")
+	case cfg.Live && len(cfg.CPULimits) > 0:
+		return p, errors.New("--live keeps one target process: --cpu-limits needs a fresh one per line")
 	case !cfg.Live && !hasCmd:
 		return p, errors.New("no target command: give --cmd 'COMMAND' or --fixture 'SCENARIO --model M' (or --live --agent URL for a running target)")
 	}
 	return p, nil
+}
+
+// gomaxprocsName is n, or "auto" for 0.
+func gomaxprocsName(n int) string {
+	if n == 0 {
+		return "auto"
+	}
+	return strconv.Itoa(n)
+}
+
+// planCPULimits validates the CPU-limit axis into p: each limit in
+// (cgroup.MinLimit, the CPUs targets may use], none twice, ascending.
+func planCPULimits(p *rundir.SweepPlan, cfg Config) error {
+	if len(cfg.CPULimits) > MaxLevels {
+		return fmt.Errorf("%d CPU limits: at most %d", len(cfg.CPULimits), MaxLevels)
+	}
+	cpus := p.Machine.CPUs
+	if cfg.TargetCPUs != "" {
+		if list, err := target.ParseCPUList(cfg.TargetCPUs); err == nil {
+			cpus = len(list)
+		}
+	}
+	for _, l := range cfg.CPULimits {
+		if err := cgroup.CheckLimit(l, cpus); err != nil {
+			return fmt.Errorf("--cpu-limits: %w", err)
+		}
+		if slices.Contains(p.CPULimits, l) {
+			return fmt.Errorf("--cpu-limits: %g given twice", l)
+		}
+		p.CPULimits = append(p.CPULimits, l)
+	}
+	sort.Float64s(p.CPULimits)
+	return nil
 }
 
 // planLoad validates the load axis, rates or users, into p.
@@ -708,6 +831,10 @@ type runner struct {
 	cfg     Config
 	plan    rundir.SweepPlan
 	allowed []int
+	// cgroups is the cpu controller's hierarchy, set when the plan has
+	// CPU limits; sweepID names this sweep's cgroups.
+	cgroups cgroup.Hierarchy
+	sweepID string
 	done    int
 	total   int
 }
@@ -725,8 +852,12 @@ func (r *runner) emit(e Event) {
 type group struct {
 	gomaxprocs, iteration int
 	line                  rundir.Line
-	steps                 []rundir.StepKey
-	first                 int // plan index (0-based) of the group's first step
+	// runtime is the GOMAXPROCS an auto line's target chose (0 until its
+	// agent said); cg is the line's CPU-limit cgroup, nil when none.
+	runtime int
+	cg      *cgroup.Group
+	steps   []rundir.StepKey
+	first   int // plan index (0-based) of the group's first step
 }
 
 // name is the group in errors: "GOMAXPROCS 2, iteration 1" or
@@ -735,8 +866,8 @@ func (g group) name() string { return fmt.Sprintf("%s, iteration %d", g.line.Lab
 
 // event fills e's step identity from g and k (k may be zero: the group's).
 func (r *runner) event(e Event, g group, k rundir.StepKey) Event {
-	e.GOMAXPROCS, e.Iteration, e.Line = g.gomaxprocs, g.iteration, g.line
-	e.Label = g.line.Label(r.cpus())
+	e.GOMAXPROCS, e.Iteration, e.Line, e.RuntimeGOMAXPROCS = g.gomaxprocs, g.iteration, g.line, g.runtime
+	e.Label = g.line.LabelRuntime(r.cpus(), g.runtime)
 	e.Rate, e.Users = k.Rate, k.Users
 	return e
 }
@@ -832,11 +963,37 @@ func (r *runner) runGroup(ctx context.Context, g group, agent *target.Agent) (er
 			err = fmt.Errorf("target log: %w", cerr)
 		}
 	}()
-	p, err := target.Start(target.Spec{Command: r.plan.Command, Argv: lineArgv(r.plan, g.line), GOMAXPROCS: g.gomaxprocs, CPUs: pinned, Log: logFile})
+	spec := target.Spec{Command: r.plan.Command, Argv: lineArgv(r.plan, g.line), GOMAXPROCS: g.gomaxprocs, CPUs: pinned, Log: logFile}
+	if g.line.CPULimit > 0 {
+		if g.cg, err = r.cgroups.Create(fmt.Sprintf("%s-s%d", r.sweepID, g.first+1), g.line.CPULimit); err != nil {
+			return fmt.Errorf("%s: %w", g.name(), err)
+		}
+		// Registered before the target's Stop, so it runs after it.
+		defer func() {
+			if rerr := removeCgroup(g.cg); rerr != nil {
+				r.emit(Event{Kind: EventCgroup, Message: rerr.Error()})
+				if err == nil {
+					err = rerr
+				}
+			}
+		}()
+		// The target joins the cgroup before it execs, so its runtime sees
+		// the limit from its first instruction.
+		if len(spec.Argv) > 0 {
+			spec.Argv = g.cg.Wrap(spec.Argv)
+		} else {
+			spec.Command = "echo $$ > " + shellQuote(g.cg.ProcsFile()) + " && exec sh -c " + shellQuote(spec.Command)
+		}
+	}
+	p, err := target.Start(spec)
 	if err != nil {
 		return err
 	}
-	r.emit(r.event(Event{Kind: EventStart, PID: p.PID(), Pinned: pinned}, g, rundir.StepKey{}))
+	cgDir := ""
+	if g.cg != nil {
+		cgDir = g.cg.Dir
+	}
+	r.emit(r.event(Event{Kind: EventStart, PID: p.PID(), Pinned: pinned, Cgroup: cgDir}, g, rundir.StepKey{}))
 	defer func() {
 		serr := p.Stop()
 		r.emit(r.event(Event{Kind: EventStop, PID: p.PID(), Err: serr}, g, rundir.StepKey{}))
@@ -852,12 +1009,31 @@ func (r *runner) runGroup(ctx context.Context, g group, agent *target.Agent) (er
 			agent = nil
 		case err != nil:
 			return fmt.Errorf("%s: %w", g.name(), err)
+		case g.gomaxprocs == 0:
+			g.runtime = int(fig.GOMAXPROCS)
 		case int(fig.GOMAXPROCS) != g.gomaxprocs:
 			return fmt.Errorf("%s: the target reports GOMAXPROCS %d: does it set it itself?", g.name(), int(fig.GOMAXPROCS))
 		}
 	}
 	return r.ladder(ctx, g, p, pinned, agent)
 }
+
+// removeCgroup removes a line's cgroup once its target has exited. The
+// target's own children may take a moment to go after it, so a busy cgroup
+// is tried again for up to two seconds.
+func removeCgroup(g *cgroup.Group) error {
+	var err error
+	for range 20 {
+		if err = g.Remove(); err == nil {
+			return nil
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return err
+}
+
+// shellQuote quotes s for sh.
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // runLive runs every group in one target, setting GOMAXPROCS via the agent.
 func (r *runner) runLive(ctx context.Context, groups []group, agent *target.Agent) (err error) {
@@ -956,6 +1132,11 @@ func (r *runner) step(ctx context.Context, g group, i int, k rundir.StepKey, p *
 		figBefore, _ = agent.Figures(ctx)
 	}
 	machine0, machineErr := target.ReadMachineCPU()
+	var cg0 cgroup.Stat
+	var cgErr error
+	if g.cg != nil {
+		cg0, cgErr = g.cg.Stat()
+	}
 	r.emit(r.event(Event{Kind: EventPhase, Index: g.first + i + 1, Duration: r.plan.Duration()}, g, k))
 	start := time.Now().UTC()
 	m, err := r.cfg.Loader.Offer(ctx, Offer{URL: lineURL(r.plan.URL, k.Set), Rate: k.Rate, Users: k.Users, Think: r.plan.Think(),
@@ -992,12 +1173,25 @@ func (r *runner) step(ctx context.Context, g group, i int, k rundir.StepKey, p *
 			st.RSSBytes, st.PeakRSSBytes, st.Threads = after.RSS, after.PeakRSS, after.Threads
 		}
 	}
+	if g.cg != nil && cgErr == nil {
+		if cg1, err := g.cg.Stat(); err == nil {
+			d := cg1.Sub(cg0)
+			st.Throttle = &rundir.Throttle{Periods: d.Periods, Throttled: d.Throttled, ThrottledS: d.Time.Seconds(),
+				QuotaUse: st.TargetCPUCores / g.cg.Limit}
+		}
+	}
 	if agent != nil {
 		if fig, err := agent.Figures(ctx); err == nil {
 			if figBefore != nil {
 				fig.GoroutinesCreated -= figBefore.GoroutinesCreated
 			}
 			st.Agent = fig
+		}
+	}
+	if g.gomaxprocs == 0 {
+		st.RuntimeGOMAXPROCS = g.runtime
+		if st.Agent != nil {
+			st.RuntimeGOMAXPROCS = int(st.Agent.GOMAXPROCS)
 		}
 	}
 	return st, nil

@@ -33,7 +33,8 @@ func TestNewPlanRejectsBadInput(t *testing.T) {
 		want string
 	}{
 		{"empty GOMAXPROCS", func(c *Config) { c.GOMAXPROCS = nil }, "no GOMAXPROCS values"},
-		{"zero GOMAXPROCS", func(c *Config) { c.GOMAXPROCS = []int{0} }, "GOMAXPROCS 0"},
+		{"negative GOMAXPROCS", func(c *Config) { c.GOMAXPROCS = []int{-1} }, "GOMAXPROCS -1: must be in [1, 4096], or auto"},
+		{"auto twice", func(c *Config) { c.GOMAXPROCS = []int{0, 0} }, "GOMAXPROCS auto given twice"},
 		{"duplicate GOMAXPROCS", func(c *Config) { c.GOMAXPROCS = []int{2, 2} }, "given twice"},
 		{"no rates", func(c *Config) { c.Rates = nil }, "no offered rates"},
 		{"negative rate", func(c *Config) { c.Rates = []float64{-1} }, "rate -1"},

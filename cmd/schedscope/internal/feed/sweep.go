@@ -32,8 +32,8 @@ func (m *SweepMapper) Map(e sweep.Event) tui.SweepEvent {
 	if e.Rate > 0 || e.Users > 0 {
 		v.Rate, v.Users = e.Rate, e.Users
 	}
-	if e.Line.Model != "" || !e.Line.Set.IsZero() {
-		v.Line = e.Label
+	if e.Line.Model != "" || !e.Line.Set.IsZero() || e.Line.CPULimit > 0 || (e.Iteration > 0 && e.Line.GOMAXPROCS == 0) {
+		v.Line = e.Label // a CPU limit or an auto GOMAXPROCS is named only in the label
 	}
 	switch e.Kind {
 	case sweep.EventStart:
