@@ -288,6 +288,7 @@ type Level struct {
 // Thresholds of the limit classification.
 const (
 	busyPsShare     = 0.8  // of GOMAXPROCS (or the CPUs, when fewer), for rundir.KindLimitPs
+	quotaShare      = 0.9  // of a cgroup CPU limit, for rundir.KindLimitQuota
 	machineBusy     = 0.9  // share of the machine's CPUs, for rundir.KindLimitCPUStarved
 	cpuBoundShare   = 0.3  // CPU fraction above which requests are CPU-heavy
 	littleTolerance = 0.15 // ceiling vs Little's-law prediction
@@ -309,6 +310,9 @@ func classifyLimit(l *Level, cpus int) {
 	case l.BusyPs <= 0:
 		l.Limit = rundir.KindLimitElsewhere
 		l.LimitReason = "the target's CPU was not measured, so the Ps cannot be judged"
+	case l.Line.CPULimit > 0 && l.BusyPs >= quotaShare*l.Line.CPULimit:
+		l.Limit = rundir.KindLimitQuota
+		l.LimitReason = quotaReason(l)
 	case l.OverCPUs && (l.BusyPs >= busyPsShare*usable || l.CPUFraction >= cpuBoundShare || machineSaturated):
 		// More Ps than CPUs: the Ps wait for the CPUs, whoever else runs.
 		l.Limit = rundir.KindLimitCPUStarved
@@ -334,6 +338,20 @@ func classifyLimit(l *Level, cpus int) {
 		l.LimitReason = fmt.Sprintf("only %.2f of %d Ps were busy and no known limit matches: look for a lock, a downstream or a pool (about %.1f requests were in service at the ceiling, by Little's law)",
 			l.BusyPs, l.GOMAXPROCS, l.InService)
 	}
+}
+
+// quotaReason says that a level's CPU quota held its ceiling, and when its
+// GOMAXPROCS is above what the quota can run at once: Ps beyond
+// ceil(limit) run in turns within each period and are throttled together
+// at its end (the runtime's own default under the limit is
+// max(2, ceil(limit)), at most the CPUs).
+func quotaReason(l *Level) string {
+	limit := l.Line.CPULimit
+	r := fmt.Sprintf("the target used %.2f cores of its %s quota at the ceiling: the CPU limit is the limit, not the Ps", l.BusyPs, rundir.CPULimitLabel(limit))
+	if fit := int(math.Ceil(limit)); l.GOMAXPROCS > fit {
+		r += fmt.Sprintf("; GOMAXPROCS %d is above ceil(%g) = %d, so its Ps share the quota and are throttled together in each 100 ms period", l.GOMAXPROCS, limit, fit)
+	}
+	return r
 }
 
 // ScalingKind says how throughput responds to more Ps.
@@ -812,6 +830,12 @@ func classifyLevels(levels []Level) Scaling {
 	}
 	s.Ratio = b.Ceiling / a.Ceiling
 	for _, l := range []Level{a, b} {
+		if l.Limit == rundir.KindLimitQuota {
+			s.Kind = ScalingUnknown
+			s.Reason = fmt.Sprintf("%s: its CPU quota held the ceiling (%.2f cores used), so the ceilings (%.2fx from %d to %d) measure the quota, not the Ps",
+				l.Label, l.BusyPs, s.Ratio, a.GOMAXPROCS, b.GOMAXPROCS)
+			return s
+		}
 		if l.Limit != rundir.KindLimitCPUStarved {
 			continue
 		}

@@ -374,3 +374,38 @@ func TestMarginalCPUPerRequest(t *testing.T) {
 		t.Errorf("CPU per request = %v, want 5ms (the slope)", got)
 	}
 }
+
+// A line run under a CPU quota that used it up at its ceiling is held by
+// the quota, whatever its Ps did; a GOMAXPROCS above ceil(limit) is named;
+// the scaling across such lines measures the quota, not the Ps.
+func TestQuotaLimit(t *testing.T) {
+	line := func(gmp int, limit, busy float64) []Sample {
+		return []Sample{
+			{GOMAXPROCS: gmp, CPULimit: limit, OfferedRate: 50, OKPerSec: 50, P50: 6 * ms, P99: 6 * ms, CPUPerRequest: 2 * ms},
+			{GOMAXPROCS: gmp, CPULimit: limit, OfferedRate: 600, OKPerSec: 480, P50: 60 * ms, P99: 600 * ms, CPUPerRequest: 2 * ms, CPUCores: busy},
+		}
+	}
+	a, err := Analyze(append(line(1, 1, 0.98), line(2, 1, 0.99)...), Options{CPUs: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range a.Levels {
+		if l.Limit != rundir.KindLimitQuota || !strings.Contains(l.LimitReason, "cores of its limit 1 CPU quota") {
+			t.Errorf("%s: limit %q (%s), want the quota", l.Label, l.Limit, l.LimitReason)
+		}
+		if above := strings.Contains(l.LimitReason, "is above ceil(1) = 1"); above != (l.GOMAXPROCS == 2) {
+			t.Errorf("%s: %q: the GOMAXPROCS above the quota is named only when it is", l.Label, l.LimitReason)
+		}
+	}
+	if a.Scaling.Kind != ScalingUnknown || !strings.Contains(a.Scaling.Reason, "measure the quota, not the Ps") {
+		t.Errorf("scaling %s: %s", a.Scaling.Kind, a.Scaling.Reason)
+	}
+	// A quota the target did not use up is not the limit.
+	a, err = Analyze(line(2, 2, 1.9*0.8), Options{CPUs: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := a.Levels[0]; l.Limit == rundir.KindLimitQuota {
+		t.Errorf("a quota used at 76 %%: limit %q (%s)", l.Limit, l.LimitReason)
+	}
+}

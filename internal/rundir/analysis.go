@@ -362,6 +362,10 @@ const (
 	// KindLimitElsewhere: the Ps were not busy and no known limit matches:
 	// a lock, a downstream, a pool the sweep was not told about.
 	KindLimitElsewhere Kind = "elsewhere"
+	// KindLimitQuota: the target ran in a cgroup with a CPU quota and used
+	// at least 90 % of it at the ceiling: the CPU limit, not the Ps, is
+	// the limit (sweep --cpu-limits).
+	KindLimitQuota Kind = "cpu-quota"
 )
 
 // Note is one live conclusion of a run in progress (a saturated pool, a

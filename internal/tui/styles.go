@@ -64,7 +64,7 @@ func toneOf(k rundir.Kind) tone {
 		// What held a ceiling (the ceiling itself is KindCeiling's).
 		rundir.KindPool, rundir.KindCPU, rundir.KindUnknown,
 		rundir.KindLimitPs, rundir.KindLimitConcurrency, rundir.KindLimitCPUStarved,
-		rundir.KindLimitSerialized, rundir.KindLimitElsewhere:
+		rundir.KindLimitSerialized, rundir.KindLimitElsewhere, rundir.KindLimitQuota:
 		return toneNeutral
 	default:
 		return toneNeutral
