@@ -44,12 +44,13 @@ func (ls lines) line(t *testing.T, part string) capacity.Level {
 	return found[0]
 }
 
-// sweepRecipe runs `schedscope sweep --no-tui ARGS --out DIR` in a process
-// of its own and returns the sweep's lines.
-func sweepRecipe(t *testing.T, args ...string) lines {
+// recipe runs `schedscope COMMAND --no-tui ARGS --out DIR` in a process of
+// its own, fails the test unless it exits 0 within recipeTimeout, and
+// returns DIR.
+func recipe(t *testing.T, command string, args ...string) string {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), "sweep")
-	c := startCLI(t, nil, append(append([]string{"sweep", "--no-tui"}, args...), "--out", dir)...)
+	dir := filepath.Join(t.TempDir(), command)
+	c := startCLI(t, nil, append(append([]string{command, "--no-tui"}, args...), "--out", dir)...)
 	select {
 	case <-c.done:
 	case <-time.After(recipeTimeout):
@@ -59,6 +60,14 @@ func sweepRecipe(t *testing.T, args ...string) lines {
 	if code := c.cmd.ProcessState.ExitCode(); code != 0 {
 		t.Fatalf("exit %d: stdout %q stderr %q", code, c.stdout.String(), c.stderr.String())
 	}
+	return dir
+}
+
+// sweepRecipe runs `schedscope sweep --no-tui ARGS --out DIR` (recipe) and
+// returns the sweep's lines.
+func sweepRecipe(t *testing.T, args ...string) lines {
+	t.Helper()
+	dir := recipe(t, "sweep", args...)
 	r, err := report.AnalyzeSweep(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -157,23 +166,6 @@ func TestSeedConcurrencyLadder(t *testing.T) {
 	}
 }
 
-// runDirRecipe runs `schedscope run --no-tui ARGS --out DIR` and returns DIR.
-func runDirRecipe(t *testing.T, args ...string) string {
-	t.Helper()
-	dir := filepath.Join(t.TempDir(), "run")
-	c := startCLI(t, nil, append(append([]string{"run", "--no-tui"}, args...), "--out", dir)...)
-	select {
-	case <-c.done:
-	case <-time.After(recipeTimeout):
-		_ = c.cmd.Process.Kill()
-		t.Fatalf("the recipe ran past %v: stderr %q", recipeTimeout, c.stderr.String())
-	}
-	if code := c.cmd.ProcessState.ExitCode(); code != 0 {
-		t.Fatalf("exit %d: stdout %q stderr %q", code, c.stdout.String(), c.stderr.String())
-	}
-	return dir
-}
-
 // Seed 002, sleep under load and the JFR-like counts: the sleep probe's
 // wake-ups are late by a little, never early; the trace counts goroutines
 // started and ended per request and no pinned thread.
@@ -184,7 +176,7 @@ func TestSeedSleepProbeAndCounts(t *testing.T) {
 		t.Fatal(err)
 	}
 	addr := freeAddr(t)
-	dir := runDirRecipe(t, "--cmd", "SCHEDSCOPE_TEST_EXEC=1 "+exe+" fixture --addr "+addr, "--sleep-probe", "20:10ms",
+	dir := recipe(t, "run", "--cmd", "SCHEDSCOPE_TEST_EXEC=1 "+exe+" fixture --addr "+addr, "--sleep-probe", "20:10ms",
 		"--rate", "100", "--duration", "6s", "--trace-window", "2s", "--warmup", "0s", "http://"+addr+"/sleep?ms=10")
 	var probe agent.ProbeResult
 	b, err := os.ReadFile(filepath.Join(dir, rundir.SleepProbeFile))

@@ -225,46 +225,71 @@ func (s Stat) Sub(before Stat) Stat {
 func (g *Group) Stat() (Stat, error) { return ReadStat(g.Dir) }
 
 // ReadStat reads the cpu.stat of the cgroup in dir: nr_periods,
-// nr_throttled, and throttled_time (v1, ns) or throttled_usec (v2).
+// nr_throttled, and throttled_time (v1, ns) or throttled_usec (v2). A
+// cpu.stat without those counters (the cpu controller not enabled there)
+// is an error.
 func ReadStat(dir string) (Stat, error) {
+	s, seen, err := readStat(dir)
+	if err != nil {
+		return Stat{}, err
+	}
+	if seen < 3 {
+		return Stat{}, fmt.Errorf("cgroup %s/cpu.stat: no throttling counters (is the cpu controller enabled?)", dir)
+	}
+	return s, nil
+}
+
+// ReadCounters is ReadStat for a cgroup schedscope did not make: the
+// counters its cpu.stat has, 0 for those it lacks. Its error wraps
+// fs.ErrNotExist when there is no cpu.stat.
+func ReadCounters(dir string) (Stat, error) {
+	s, _, err := readStat(dir)
+	return s, err
+}
+
+// readStat reads dir's cpu.stat and says how many of the three counters
+// it held; other lines are skipped.
+func readStat(dir string) (s Stat, seen int, err error) {
 	f, err := os.Open(filepath.Join(dir, "cpu.stat"))
 	if err != nil {
-		return Stat{}, fmt.Errorf("cgroup: %w", err)
+		return Stat{}, 0, fmt.Errorf("cgroup: %w", err)
 	}
 	defer f.Close()
-	var s Stat
-	seen := 0
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		k, v, ok := strings.Cut(sc.Text(), " ")
 		if !ok {
 			continue
 		}
-		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-		if err != nil {
-			return Stat{}, fmt.Errorf("cgroup %s/cpu.stat: %s: %w", dir, k, err)
-		}
+		var field *int64
+		var unit time.Duration
 		switch k {
 		case "nr_periods":
-			s.Periods = n
+			field = &s.Periods
 		case "nr_throttled":
-			s.Throttled = n
+			field = &s.Throttled
 		case "throttled_time":
-			s.Time = time.Duration(n)
+			unit = time.Nanosecond
 		case "throttled_usec":
-			s.Time = time.Duration(n) * time.Microsecond
+			unit = time.Microsecond
 		default:
 			continue
+		}
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if err != nil {
+			return Stat{}, 0, fmt.Errorf("cgroup %s/cpu.stat: %s: %w", dir, k, err)
+		}
+		if field != nil {
+			*field = n
+		} else {
+			s.Time = time.Duration(n) * unit
 		}
 		seen++
 	}
 	if err := sc.Err(); err != nil {
-		return Stat{}, fmt.Errorf("cgroup %s/cpu.stat: %w", dir, err)
+		return Stat{}, 0, fmt.Errorf("cgroup %s/cpu.stat: %w", dir, err)
 	}
-	if seen < 3 {
-		return Stat{}, fmt.Errorf("cgroup %s/cpu.stat: no throttling counters (is the cpu controller enabled?)", dir)
-	}
-	return s, nil
+	return s, seen, nil
 }
 
 // RemoveStale removes the children of the parent cgroup whose owner

@@ -1,7 +1,6 @@
 package compare
 
 import (
-	"image/color"
 	"math"
 	"slices"
 	"strings"
@@ -183,12 +182,7 @@ func throughputPlot(sides []*Side) *plot.Plot {
 		}
 		lines = append(lines, sideLine{s.Label, xy})
 	}
-	diag := plotter.NewFunction(func(x float64) float64 { return x })
-	diag.Color = color.Gray{Y: 160}
-	diag.Dashes = []vg.Length{vg.Points(3), vg.Points(3)}
-	diag.XMin, diag.XMax = 0, maxRate
-	p.Add(diag)
-	p.Legend.Add("offered", diag)
+	report.AddOfferedLine(p, maxRate)
 	addLines(p, lines, true)
 	p.X.Tick.Marker, p.Y.Tick.Marker = report.NiceTicks{}, report.NiceTicks{}
 	// The lines rise from the bottom left and flatten at the top right:

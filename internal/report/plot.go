@@ -80,12 +80,7 @@ func throughputPlot(levels []labeledLevel) *plot.Plot {
 		lines = append(lines, s)
 	}
 	if !closed {
-		diag := plotter.NewFunction(func(x float64) float64 { return x })
-		diag.Color = color.Gray{Y: 160}
-		diag.Dashes = []vg.Length{vg.Points(3), vg.Points(3)}
-		diag.XMin, diag.XMax = 0, maxRate
-		p.Add(diag)
-		p.Legend.Add("offered", diag)
+		AddOfferedLine(p, maxRate)
 	}
 	addLines(p, lines)
 	// The lines rise from the bottom left and flatten at the top right:
@@ -195,6 +190,18 @@ func (NiceTicks) Ticks(lo, hi float64) []plot.Tick {
 }
 
 var _ plot.Ticker = NiceTicks{}
+
+// AddOfferedLine draws on a 2xx/s-against-offered plot the dashed
+// diagonal where every offered request is answered, up to maxRate, with
+// its legend entry "offered".
+func AddOfferedLine(p *plot.Plot, maxRate float64) {
+	diag := plotter.NewFunction(func(x float64) float64 { return x })
+	diag.Color = color.Gray{Y: 160}
+	diag.Dashes = []vg.Length{vg.Points(3), vg.Points(3)}
+	diag.XMin, diag.XMax = 0, maxRate
+	p.Add(diag)
+	p.Legend.Add("offered", diag)
+}
 
 // SavePlot writes p as a PNG of the reports' size to path.
 func SavePlot(path string, p *plot.Plot) error {

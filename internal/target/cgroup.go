@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/schedscope/schedscope/internal/cgroup"
 	"github.com/schedscope/schedscope/internal/rundir"
 )
 
@@ -45,7 +46,7 @@ func readCgroup(proc string, pid int) (rundir.CgroupCounters, error) {
 		if err != nil {
 			return c, err
 		}
-		return c, tightestLimit(&c, v1Mount, readLimitV1, "throttled_time", 1e9)
+		return c, tightestLimit(&c, v1Mount, readLimitV1)
 	case hasV2 && v2Mount != "":
 		c, err := readCgroupV2(filepath.Join(v2Mount, v2Path), v2Path)
 		if errors.Is(err, os.ErrNotExist) {
@@ -54,25 +55,24 @@ func readCgroup(proc string, pid int) (rundir.CgroupCounters, error) {
 		if err != nil {
 			return c, err
 		}
-		return c, tightestLimit(&c, v2Mount, readLimitV2, "throttled_usec", 1e6)
+		return c, tightestLimit(&c, v2Mount, readLimitV2)
 	}
 	return rundir.CgroupCounters{}, fmt.Errorf("process %d: %w", pid, ErrNoCPUController)
 }
 
 // tightestLimit sets c's TightestQuotaCores and TightestPath from the leaf's
 // limit and those of its ancestors under mount, read by limit (cores, 0
-// when none), and the throttling counters of the ancestor that sets it
-// (cpu.stat; throttledKey in units of 1/perSecond s). An ancestor the mount
-// does not show (a container's view of a hierarchy) ends the walk; any other
-// read error is returned.
-func tightestLimit(c *rundir.CgroupCounters, mount string, limit func(dir string) (float64, error), throttledKey string, perSecond float64) error {
+// when none), and the throttling counters of the ancestor that sets it. An
+// ancestor the mount does not show (a container's view of a hierarchy)
+// ends the walk; any other read error is returned.
+func tightestLimit(c *rundir.CgroupCounters, mount string, limit func(dir string) (cores float64, periodUS int64, err error)) error {
 	if c.QuotaCores > 0 {
 		c.TightestQuotaCores, c.TightestPath = c.QuotaCores, c.Path
 	}
 	p := c.Path
 	for p != "/" && p != "" && p != "." {
 		p = filepath.Dir(p)
-		q, err := limit(filepath.Join(mount, p))
+		q, _, err := limit(filepath.Join(mount, p))
 		if errors.Is(err, os.ErrNotExist) {
 			break
 		}
@@ -86,53 +86,64 @@ func tightestLimit(c *rundir.CgroupCounters, mount string, limit func(dir string
 	if c.TightestPath == "" || c.TightestPath == c.Path {
 		return nil
 	}
-	st, err := readKeyed(filepath.Join(mount, c.TightestPath, "cpu.stat"))
+	st, err := readCPUStat(filepath.Join(mount, c.TightestPath))
 	if err != nil {
 		return fmt.Errorf("cgroup %s: %w", c.TightestPath, err)
 	}
-	c.TightestStat = &rundir.CgroupStat{Periods: st["nr_periods"], Throttled: st["nr_throttled"], ThrottledSeconds: float64(st[throttledKey]) / perSecond}
+	c.TightestStat = &st
 	return nil
 }
 
-// readLimitV1 reads a v1 cpu cgroup's limit in cores (0: none).
-func readLimitV1(dir string) (float64, error) {
+// readCPUStat reads the throttling counters of the cgroup in dir (cgroup's
+// cpu.stat parser; counters it lacks are 0).
+func readCPUStat(dir string) (rundir.CgroupStat, error) {
+	st, err := cgroup.ReadCounters(dir)
+	if err != nil {
+		return rundir.CgroupStat{}, err
+	}
+	return rundir.CgroupStat{Periods: st.Periods, Throttled: st.Throttled, ThrottledSeconds: st.Time.Seconds()}, nil
+}
+
+// readLimitV1 reads a v1 cpu cgroup's limit in cores and its period (0:
+// none).
+func readLimitV1(dir string) (float64, int64, error) {
 	quota, err := readInt(filepath.Join(dir, "cpu.cfs_quota_us"))
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	period, err := readInt(filepath.Join(dir, "cpu.cfs_period_us"))
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	if quota > 0 && period > 0 {
-		return float64(quota) / float64(period), nil
+		return float64(quota) / float64(period), period, nil
 	}
-	return 0, nil
+	return 0, 0, nil
 }
 
-// readLimitV2 reads a v2 cgroup's cpu.max in cores (0: none, or no cpu.max,
-// as in the root cgroup).
-func readLimitV2(dir string) (float64, error) {
+// readLimitV2 reads a v2 cgroup's cpu.max in cores and its period (0:
+// none, or no cpu.max, as in the root cgroup).
+func readLimitV2(dir string) (float64, int64, error) {
 	b, err := os.ReadFile(filepath.Join(dir, "cpu.max"))
 	if errors.Is(err, os.ErrNotExist) {
 		if _, serr := os.Stat(dir); serr != nil {
-			return 0, serr // the ancestor itself is not visible
+			return 0, 0, serr // the ancestor itself is not visible
 		}
-		return 0, nil
+		return 0, 0, nil
 	}
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	f := strings.Fields(string(b))
 	if len(f) != 2 || f[0] == "max" {
-		return 0, nil
+		return 0, 0, nil
 	}
 	quota, qerr := strconv.ParseInt(f[0], 10, 64)
 	period, perr := strconv.ParseInt(f[1], 10, 64)
 	if qerr != nil || perr != nil || period <= 0 {
-		return 0, fmt.Errorf("%s: unexpected %q", filepath.Join(dir, "cpu.max"), strings.TrimSpace(string(b)))
+		return 0, 0, fmt.Errorf("%s: unexpected %q", filepath.Join(dir, "cpu.max"), strings.TrimSpace(string(b)))
 	}
-	return float64(quota) / float64(period), nil
+	return float64(quota) / float64(period), period, nil
 }
 
 // DefaultGOMAXPROCS is the GOMAXPROCS the Go runtime (1.25 and later)
@@ -204,53 +215,28 @@ func cgroupMounts(mountinfo string) (v1, v2 string) {
 	return v1, v2
 }
 
+// readCgroupV1 reads a v1 cpu cgroup's limit and counters.
 func readCgroupV1(dir, path string) (rundir.CgroupCounters, error) {
 	c := rundir.CgroupCounters{Version: 1, Path: path}
-	quota, err := readInt(filepath.Join(dir, "cpu.cfs_quota_us"))
-	if err != nil {
+	var err error
+	if c.QuotaCores, c.PeriodUS, err = readLimitV1(dir); err != nil {
 		return c, err
 	}
-	period, err := readInt(filepath.Join(dir, "cpu.cfs_period_us"))
-	if err != nil {
-		return c, err
-	}
-	if quota > 0 && period > 0 {
-		c.QuotaCores, c.PeriodUS = float64(quota)/float64(period), period
-	}
-	st, err := readKeyed(filepath.Join(dir, "cpu.stat"))
-	if err != nil {
-		return c, err
-	}
-	c.Periods, c.Throttled = st["nr_periods"], st["nr_throttled"]
-	c.ThrottledSeconds = float64(st["throttled_time"]) / 1e9 // nanoseconds
-	return c, nil
+	st, err := readCPUStat(dir)
+	c.Periods, c.Throttled, c.ThrottledSeconds = st.Periods, st.Throttled, st.ThrottledSeconds
+	return c, err
 }
 
+// readCgroupV2 reads a v2 cgroup's counters and limit.
 func readCgroupV2(dir, path string) (rundir.CgroupCounters, error) {
 	c := rundir.CgroupCounters{Version: 2, Path: path}
-	st, err := readKeyed(filepath.Join(dir, "cpu.stat"))
+	st, err := readCPUStat(dir)
 	if err != nil {
 		return c, err
 	}
-	c.Periods, c.Throttled = st["nr_periods"], st["nr_throttled"]
-	c.ThrottledSeconds = float64(st["throttled_usec"]) / 1e6
-	b, err := os.ReadFile(filepath.Join(dir, "cpu.max"))
-	if errors.Is(err, os.ErrNotExist) {
-		return c, nil // the root cgroup has no cpu.max
-	}
-	if err != nil {
-		return c, err
-	}
-	f := strings.Fields(string(b))
-	if len(f) == 2 && f[0] != "max" {
-		quota, qerr := strconv.ParseInt(f[0], 10, 64)
-		period, perr := strconv.ParseInt(f[1], 10, 64)
-		if qerr != nil || perr != nil || period <= 0 {
-			return c, fmt.Errorf("%s: unexpected %q", filepath.Join(dir, "cpu.max"), strings.TrimSpace(string(b)))
-		}
-		c.QuotaCores, c.PeriodUS = float64(quota)/float64(period), period
-	}
-	return c, nil
+	c.Periods, c.Throttled, c.ThrottledSeconds = st.Periods, st.Throttled, st.ThrottledSeconds
+	c.QuotaCores, c.PeriodUS, err = readLimitV2(dir)
+	return c, err
 }
 
 // readInt reads a file holding one integer.
@@ -264,23 +250,4 @@ func readInt(path string) (int64, error) {
 		return 0, fmt.Errorf("%s: %w", path, err)
 	}
 	return v, nil
-}
-
-// readKeyed reads a file of "key value" lines (cpu.stat).
-func readKeyed(path string) (map[string]int64, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]int64{}
-	for line := range strings.SplitSeq(string(b), "\n") {
-		k, v, ok := strings.Cut(strings.TrimSpace(line), " ")
-		if !ok {
-			continue
-		}
-		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
-			out[k] = n
-		}
-	}
-	return out, nil
 }

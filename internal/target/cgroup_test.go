@@ -304,7 +304,7 @@ func TestCgroupParentLimitLive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ps, err := readKeyed(filepath.Join(parent, "cpu.stat"))
+	ps, err := readCPUStat(parent)
 	if err != nil {
 		t.Fatal(err)
 	}
