@@ -196,6 +196,21 @@ type Config struct {
 	// RecordRequests makes Run keep a RequestRecord of every finished
 	// request in Result.Requests, for joining with what the target saw.
 	RecordRequests bool
+
+	// Shard makes this generator send one share of the open-model schedule
+	// that Rate or Rates describe (the whole schedule's rates), so that
+	// several generators, one per shard, send it together: see Shard. Each
+	// phase's OfferedRate is then the shard's share of the rate, and the
+	// default MaxInflight is taken from that share. The zero value sends
+	// the whole schedule. Not for the closed model.
+	Shard Shard
+	// StartAt, when set, is the wall-clock instant the first phase begins:
+	// Run waits until then (the context cancels the wait), so that shards
+	// on several machines begin together. It may be at most MaxStartLate
+	// in the past when Run is called (Validate checks it against the
+	// clock) and at most MaxWait ahead. Result.Start is StartAt, and
+	// Result.Shard.StartLateMS says how late the run actually began.
+	StartAt time.Time
 }
 
 // CheckRequestTag reports whether tag is a valid Config.RequestTag: 1 to
@@ -393,10 +408,28 @@ func (c Config) withDefaults() (Config, error) {
 	if c.MaxInflight < 0 || c.MaxInflight > MaxConns {
 		return c, fmt.Errorf("max in-flight %d: must be in [1, %d]", c.MaxInflight, MaxConns)
 	}
+	if err := c.Shard.check(); err != nil {
+		return c, err
+	}
+	if c.Shard.Count == 0 {
+		c.Shard.Count = 1
+	}
+	if c.Shard.sharded() && c.Users > 0 {
+		return c, fmt.Errorf("shard %s: sharding deals out an open-model schedule (a rate); the closed model has none", c.Shard)
+	}
+	if !c.StartAt.IsZero() {
+		now := time.Now()
+		if late := now.Sub(c.StartAt); late > MaxStartLate {
+			return c, fmt.Errorf("start %s is %v in the past: more than %v", c.StartAt.UTC().Format(time.RFC3339Nano), late.Round(time.Millisecond), MaxStartLate)
+		}
+		if ahead := c.StartAt.Sub(now); ahead > MaxWait {
+			return c, fmt.Errorf("start %s is %v ahead: at most %v", c.StartAt.UTC().Format(time.RFC3339Nano), ahead.Round(time.Second), MaxWait)
+		}
+	}
 	if c.Users > 0 {
 		c.MaxInflight = c.Users
 	} else if c.MaxInflight == 0 {
-		c.MaxInflight = DefaultMaxInflight(maxOf(c.Rates))
+		c.MaxInflight = DefaultMaxInflight(maxOf(c.Rates) / float64(c.Shard.Count))
 	}
 	c.Header = append([]Header(nil), c.Header...)
 	return c, nil

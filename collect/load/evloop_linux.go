@@ -193,7 +193,7 @@ func (l *evLoop) wait(d int64) (int, error) {
 func (l *evLoop) pace(ps *phaseState, start, end int64) {
 	r := l.r
 	l.sh = &r.shards[0]
-	pc := newPacer(r.cfg.Arrivals, ps.plan.rate, start, r.cfg.Seed, ps.plan.index)
+	pc := newPacer(r.cfg, ps.plan, start)
 	limit := int64(r.cfg.MaxInflight)
 	phase := int32(ps.plan.index)
 	due := pc.next()

@@ -1,8 +1,12 @@
 package load
 
 import (
+	"bufio"
+	"errors"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -106,4 +110,84 @@ func (l *HLog) Close(start time.Time) error {
 		}
 	}
 	return l.err
+}
+
+// HLogEntry is one interval histogram of a log that HLog wrote, read back
+// by ReadHLog.
+type HLogEntry struct {
+	// Phase indexes the run's plan; Name and Kind describe it, as the
+	// log's phase comment says.
+	Phase int
+	Name  string
+	Kind  PhaseKind
+	// Tag is "" (latency from intended send), "service", "send-lag" or
+	// "warmup".
+	Tag string
+	// Start and End bound the interval, as offsets from the run's start.
+	Start, End time.Duration
+	// Hist is the interval's histogram, in nanoseconds.
+	Hist *hdrhistogram.Histogram
+}
+
+// ReadHLog reads an interval log that HLog wrote. Each interval belongs to
+// the phase named by the "#phase N NAME (KIND)" comment before it. A last
+// line cut short (a killed process) ends the log: cut reports it, and the
+// intervals before it come back. Any other malformed line is an error
+// naming its line number.
+func ReadHLog(r io.Reader) (entries []HLogEntry, cut bool, err error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	cur := HLogEntry{Phase: -1}
+	var bad error // a malformed line: an error unless it is the last
+	for n := 1; sc.Scan(); n++ {
+		if bad != nil {
+			return entries, false, bad
+		}
+		line := sc.Text()
+		if rest, ok := strings.CutPrefix(line, "#phase "); ok {
+			numText, nameKind, _ := strings.Cut(rest, " ")
+			num, err := strconv.Atoi(numText)
+			open := strings.LastIndex(nameKind, " (")
+			if err != nil || open < 0 || !strings.HasSuffix(nameKind, ")") {
+				return entries, false, fmt.Errorf("line %d: malformed phase comment %q", n, line)
+			}
+			cur = HLogEntry{Phase: num, Name: nameKind[:open], Kind: PhaseKind(nameKind[open+2 : len(nameKind)-1])}
+			continue
+		}
+		if line == "" || strings.HasPrefix(line, "#") || strings.HasPrefix(line, `"`) {
+			continue
+		}
+		e := cur
+		if rest, ok := strings.CutPrefix(line, "Tag="); ok {
+			tag, body, found := strings.Cut(rest, ",")
+			if !found {
+				bad = fmt.Errorf("line %d: malformed interval line", n)
+				continue
+			}
+			e.Tag, line = tag, body
+		}
+		fields := strings.Split(line, ",")
+		if len(fields) != 4 {
+			bad = fmt.Errorf("line %d: an interval line has 4 fields, this one %d", n, len(fields))
+			continue
+		}
+		start, err1 := strconv.ParseFloat(fields[0], 64)
+		length, err2 := strconv.ParseFloat(fields[1], 64)
+		h, err3 := hdrhistogram.Decode([]byte(fields[3]))
+		if err := errors.Join(err1, err2, err3); err != nil {
+			bad = fmt.Errorf("line %d: %v", n, err)
+			continue
+		}
+		if e.Phase < 0 {
+			return entries, false, fmt.Errorf("line %d: an interval before any phase comment", n)
+		}
+		e.Start = time.Duration(start * 1e9).Round(time.Millisecond)
+		e.End = time.Duration((start + length) * 1e9).Round(time.Millisecond)
+		e.Hist = h
+		entries = append(entries, e)
+	}
+	if err := sc.Err(); err != nil {
+		return entries, false, err
+	}
+	return entries, bad != nil, nil
 }

@@ -12,9 +12,14 @@ type phasePlan struct {
 	kind  PhaseKind
 	name  string
 	step  int // index into Result.Phases; -1 for warm-up and pauses
-	rate  float64
-	users int
-	dur   time.Duration
+	// rate is what this generator offers: its shard's share of schedRate,
+	// the whole schedule's rate, which the pacer lays out.
+	rate, schedRate float64
+	users           int
+	dur             time.Duration
+	// offset is when the phase begins on the run's clock: the durations
+	// of the phases before it, so that every shard's phases begin together.
+	offset time.Duration
 }
 
 // makePlan lays out the phases of cfg (defaults applied): an optional
@@ -47,43 +52,57 @@ func makePlan(cfg *Config) []phasePlan {
 		}
 		plan = append(plan, p)
 	}
+	var offset time.Duration
 	for i := range plan {
 		plan[i].index = i
+		plan[i].offset = offset
+		offset += plan[i].dur
+		plan[i].schedRate = plan[i].rate
+		plan[i].rate /= float64(max(cfg.Shard.Count, 1))
 	}
 	return plan
 }
 
 // pacer yields the intended send times of one open-model phase, in
-// nanoseconds on the run's clock.
+// nanoseconds on the run's clock: the whole schedule's arrivals, of which
+// it keeps those its shard owns.
 type pacer struct {
 	start   int64
-	rate    float64
-	i       int64
+	rate    float64 // the whole schedule's
+	shard   Shard
+	i       int64      // the schedule's next arrival, from 0
 	rng     *rand.Rand // nil for uniform arrivals
 	poisson float64    // Poisson: the offset of the next arrival, ns
 }
 
-// newPacer starts at start (ns). Poisson arrivals draw from a PCG seeded
-// with (seed, phase), so each phase of a seeded run is reproducible.
-func newPacer(kind Arrivals, rate float64, start int64, seed uint64, phase int) *pacer {
-	p := &pacer{start: start, rate: rate}
-	if kind == Poisson {
-		p.rng = rand.New(rand.NewPCG(seed, uint64(phase)))
-		p.poisson = p.rng.ExpFloat64() * 1e9 / rate
+// newPacer starts phase p's schedule at start (ns). Poisson arrivals draw
+// from a PCG seeded with (seed, phase), so each phase of a seeded run is
+// reproducible, and every shard draws the same schedule.
+func newPacer(cfg *Config, p phasePlan, start int64) *pacer {
+	pc := &pacer{start: start, rate: p.schedRate, shard: cfg.Shard}
+	if cfg.Arrivals == Poisson {
+		pc.rng = rand.New(rand.NewPCG(cfg.Seed, uint64(p.index)))
+		pc.poisson = pc.rng.ExpFloat64() * 1e9 / pc.rate
 	}
-	return p
+	return pc
 }
 
-// next returns the next intended send time and advances.
+// next returns this shard's next intended send time and advances.
 func (p *pacer) next() int64 {
-	if p.rng != nil {
-		t := p.start + int64(p.poisson)
-		p.poisson += p.rng.ExpFloat64() * 1e9 / p.rate
-		return t
+	for {
+		k := p.i
+		p.i++
+		var t int64
+		if p.rng != nil {
+			t = p.start + int64(p.poisson)
+			p.poisson += p.rng.ExpFloat64() * 1e9 / p.rate
+		} else {
+			t = p.start + int64(float64(k)*1e9/p.rate)
+		}
+		if p.shard.owns(k) {
+			return t
+		}
 	}
-	t := p.start + int64(float64(p.i)*1e9/p.rate)
-	p.i++
-	return t
 }
 
 // PlannedDuration is how long c's phases last together (warm-up, pauses and

@@ -74,6 +74,13 @@ type Result struct {
 	// RequestsDropped counts the finished requests whose records were not
 	// kept.
 	RequestsDropped int64 `json:"requests_dropped,omitempty"`
+
+	// Shard describes the shard this run was (Config.Shard), or its shared
+	// start (Config.StartAt); nil for a whole run started at once.
+	Shard *ShardRun `json:"shard,omitempty"`
+	// Merged describes the shards a merged result (Merge) was made from;
+	// nil for one generator's run.
+	Merged *MergeInfo `json:"merged,omitempty"`
 }
 
 // RequestRecord is the generator's view of one finished request

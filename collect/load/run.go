@@ -120,6 +120,11 @@ type runner struct {
 	// sleeper times the driver's short waits; nil when unavailable.
 	sleeper *preciseSleeper
 
+	// startLate is how late the first phase began after Config.StartAt,
+	// ns; clock is the host's clock discipline then (shard.go).
+	startLate int64
+	clock     ClockSync
+
 	mu       sync.Mutex // guards current and the phaseState fields marked "mu"
 	current  int        // plan index being driven, -1 before and after
 	curStart int64      // when current started, ns
@@ -249,8 +254,7 @@ func (r *runner) run() *Result {
 	if r.ev != nil {
 		defer r.ev.close()
 	}
-	r.start = time.Now()
-	r.startUnix = r.start.UnixNano()
+	r.startClock()
 	stopClose := context.AfterFunc(r.ctx, r.conns.closeAll)
 	defer stopClose()
 
@@ -316,7 +320,7 @@ func (r *runner) waitIdle() {
 // drive runs one phase of the plan on the calling goroutine.
 func (r *runner) drive(p phasePlan) {
 	ps := r.states[p.index]
-	start := r.nowNS()
+	start := r.phaseStart(p)
 	if ps != nil {
 		for i := range r.shards {
 			sh := &r.shards[i]
@@ -326,7 +330,7 @@ func (r *runner) drive(p phasePlan) {
 			sh.mu.Unlock()
 		}
 		cpu, gc := processCPU(), readGC()
-		start = r.nowNS()
+		start = r.phaseStart(p)
 		r.mu.Lock()
 		ps.began, ps.startNS, ps.cpu0, ps.gc0 = true, start, cpu, gc
 		ps.nextIntervalFrom = start
@@ -410,7 +414,7 @@ func (r *runner) openPhase(ps *phaseState, start, end int64) {
 		r.ev.pace(ps, start, end)
 		return
 	}
-	pc := newPacer(r.cfg.Arrivals, ps.plan.rate, start, r.cfg.Seed, ps.plan.index)
+	pc := newPacer(r.cfg, ps.plan, start)
 	limit := int64(r.cfg.MaxInflight)
 	phase := int32(ps.plan.index)
 	for {
@@ -710,6 +714,9 @@ func (r *runner) result() *Result {
 	}
 	if c.RecordRequests {
 		res.Requests, res.RequestsDropped = r.requests()
+	}
+	if c.Shard.sharded() || !c.StartAt.IsZero() {
+		res.Shard = r.shardRun()
 	}
 	return res
 }

@@ -358,7 +358,7 @@ func TestProgressDuringPause(t *testing.T) {
 
 func TestPoissonReproducibleWithSeed(t *testing.T) {
 	draw := func(seed uint64, phase int) []int64 {
-		p := newPacer(Poisson, 1000, 0, seed, phase)
+		p := newPacer(&Config{Arrivals: Poisson, Seed: seed}, phasePlan{index: phase, schedRate: 1000}, 0)
 		out := make([]int64, 5000)
 		for i := range out {
 			out[i] = p.next()
