@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/schedscope/schedscope/collect/load"
 )
@@ -31,6 +32,12 @@ type loadFlags struct {
 	procs    int
 	engine   string
 	force    bool
+	// Sharding: --shard i/N, --shards N, --start-at TIME; shardSource
+	// names the scheduler's variables a shard was read from.
+	shard       string
+	shards      int
+	startAt     string
+	shardSource string
 }
 
 // headerList collects repeated -H flags as given: "Name: value", or @FILE
@@ -105,6 +112,9 @@ func newLoadFlagSet(out io.Writer) (*flag.FlagSet, *loadFlags) {
 	fs.StringVar(&f.client, "client", string(load.Lean), "HTTP client: lean or net/http")
 	fs.StringVar(&f.progress, "progress", "auto", "live one-line progress on stderr: auto (when a terminal), on, off")
 	fs.IntVar(&f.procs, "procs", 0, "GOMAXPROCS of the generator (0: Go's default, at most 1024); see bench/README.md for 1 vs 2 on a 2-core machine")
+	fs.StringVar(&f.shard, "shard", "", "send shard i of N of the open-model schedule (i from 0), e.g. 0/4: requests i, i+N, i+2N, ... of the schedule --rate/--rates describe; default: from the scheduler ($JOB_COMPLETION_INDEX with --shards, $SLURM_PROCID of $SLURM_NTASKS, $SLURM_ARRAY_TASK_ID); --shard 0/1 sends it all (docs/sharded-load.md)")
+	fs.IntVar(&f.shards, "shards", 0, "how many shards share the schedule, with an index from the scheduler (a Kubernetes Indexed Job's completions)")
+	fs.StringVar(&f.startAt, "start-at", "", "begin at this wall-clock instant, for every shard together: RFC 3339 (2026-12-01T21:00:00Z) or +D@FILE, D after FILE's modification time (a file every shard sees)")
 	fs.StringVar(&f.engine, "engine", "auto", "how requests are sent: auto (an event loop on Linux for plain HTTP with the lean client) or goroutines (one per connection or user)")
 	return fs, f
 }
@@ -192,17 +202,75 @@ func parseLoadArgs(fs *flag.FlagSet, f *loadFlags, args []string) (load.Config, 
 	default:
 		return cfg, usageErr("--engine %q: want auto or goroutines", f.engine)
 	}
+	if err := f.parseShard(&cfg, set, os.LookupEnv); err != nil {
+		return cfg, err
+	}
 	if err := cfg.Validate(); err != nil {
 		return cfg, usageErr("%v", err)
 	}
 	return cfg, nil
 }
 
+// parseShard sets cfg's shard, from --shard or else from the scheduler's
+// environment (getenv), and its shared start from --start-at.
+func (f *loadFlags) parseShard(cfg *load.Config, set map[string]bool, getenv func(string) (string, bool)) error {
+	if set["shards"] && (f.shards < 1 || f.shards > load.MaxShards) {
+		return usageErr("--shards %d: must be in [1, %d]", f.shards, load.MaxShards)
+	}
+	switch {
+	case set["shard"]:
+		sh, err := load.ParseShard(f.shard)
+		if err != nil {
+			return usageErr("--shard: %v", err)
+		}
+		if set["shards"] && f.shards != sh.Count {
+			return usageErr("--shard %s and --shards %d disagree", sh, f.shards)
+		}
+		cfg.Shard = sh
+	default:
+		sh, source, found, err := load.ShardFromEnv(getenv, f.shards)
+		switch {
+		case err != nil:
+			return usageErr("shard from the scheduler: %v", err)
+		case found:
+			cfg.Shard, f.shardSource = sh, source
+		case set["shards"] && f.shards > 1:
+			return usageErr("--shards %d without --shard i/N or a scheduler's index ($%s, $%s, $%s)", f.shards,
+				load.EnvJobCompletionIndex, load.EnvSlurmProcID, load.EnvSlurmArrayID)
+		}
+	}
+	if f.startAt != "" {
+		at, err := load.ParseStartAt(f.startAt, time.Now(), os.Stat)
+		if err != nil {
+			return usageErr("--start-at: %v", err)
+		}
+		cfg.StartAt = at
+	}
+	return nil
+}
+
 func runLoad(ctx context.Context, s *stdio, args []string) error {
 	fs, f := newLoadFlagSet(s.out)
+	outDir := fs.String("out", "", "write a results directory (manifest.json, results.json, load.hlog) instead of --json and --hdr-log: what a shard leaves for 'schedscope merge'")
 	cfg, err := parseLoadArgs(fs, f, args)
 	if err != nil {
 		return err
+	}
+	if f.shardSource != "" {
+		fmt.Fprintf(s.errOut, "schedscope load: shard %s from %s\n", cfg.Shard, f.shardSource)
+	}
+	if *outDir != "" {
+		if f.jsonOut != "" || f.hdrLog != "" {
+			return usageErr("--out writes results.json and load.hlog into its directory: give --json and --hdr-log only without it")
+		}
+		var status *statusLine
+		if f.progress == "on" || (f.progress == "auto" && isTerminal(s.errOut)) {
+			status = &statusLine{w: s.errOut}
+		}
+		if f.procs > 0 {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(f.procs))
+		}
+		return runLoadDir(ctx, s, cfg, *outDir, args, status)
 	}
 	outs, err := openOutputs(f.force, output{"--json", f.jsonOut}, output{"--hdr-log", f.hdrLog})
 	if err != nil {

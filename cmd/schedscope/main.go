@@ -41,6 +41,7 @@ func commands() []command {
 		{"fixture", "serve the seed scenarios (sleep, cpu, fanout, db, split, pinned) in a concurrency model", runFixture},
 		{"load", "drive open-model (or closed-model) HTTP load and report latencies and verdicts", runLoad},
 		{"run", "load a target while collecting traces, metrics and profiles into a run directory", runRun},
+		{"merge", "merge the results directories of a sharded load (--shard i/N) into one run directory", runMerge},
 		{"analyze", "analyze an execution trace or run directory: scheduling latency, sleep, pinning", runAnalyze},
 		{"sweep", "sweep GOMAXPROCS over fresh target processes and find the knee", runSweep},
 		{"report", "write a Markdown report with plots from a run or sweep directory", runReport},

@@ -4,10 +4,12 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"math"
 	"slices"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
@@ -522,4 +524,64 @@ func mergePhase(shares []shardPhase, hists map[string]*hdrhistogram.Histogram, r
 		p.Verdicts[i] = v.String()
 	}
 	return p
+}
+
+// MergeTable writes what a merged result says of its shards: the shared
+// start and the start skew, then one row per shard and steady phase with
+// its own figures and verdicts, then the shards that were lost or cut.
+// It writes nothing for a result that is not merged. Table writes the
+// merged figures themselves.
+func MergeTable(w io.Writer, res *Result) error {
+	m := res.Merged
+	if m == nil {
+		return nil
+	}
+	var b strings.Builder
+	start := "each shard at once (no --start-at)"
+	if !m.StartAt.IsZero() {
+		start = "shared start " + m.StartAt.UTC().Format(time.RFC3339Nano)
+	}
+	clocks := "one host, one clock: the skew is exact"
+	if m.Hosts > 1 {
+		clocks = fmt.Sprintf("%d hosts: each read its own clock, whose kernel-estimated errors add up to %.3f ms", m.Hosts, m.ClockErrorMS)
+		if len(m.Unsynchronized) > 0 {
+			clocks += fmt.Sprintf("; no time daemon keeps the clock of %s, so the skew across hosts is unknown", strings.Join(m.Unsynchronized, ", "))
+		}
+	}
+	fmt.Fprintf(&b, "%d shards, %s; start skew %.3f ms (%s)\n\n", m.Count, start, m.StartSkewMS, clocks)
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "shard\thost\tstatus\tlate\tphase\toffered\tplanned\t2xx\t2xx/s\tp50\tp99\tlag p99\tverdicts")
+	for _, s := range m.Shards {
+		late := fmt.Sprintf("%.3f ms", s.StartLateMS)
+		if s.StartAt.IsZero() {
+			late = "-"
+		}
+		if len(s.Phases) == 0 {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t-\t\t\t\t\t\t\t\t\n", s.Shard, s.Host, s.Status, late)
+			continue
+		}
+		for i, p := range s.Phases {
+			var kinds []string
+			for _, k := range p.Verdicts {
+				kinds = append(kinds, string(k))
+			}
+			if i > 0 {
+				fmt.Fprint(tw, "\t\t\t\t")
+			} else {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t", s.Shard, s.Host, s.Status, late)
+			}
+			fmt.Fprintf(tw, "%s\t%.0f/s\t%d\t%d\t%.0f\t%s\t%s\t%s\t%s\n", p.Name, p.OfferedRate, p.Planned, p.OK, p.OKPerS,
+				fmtMS(p.LatencyP50), fmtMS(p.LatencyP99), fmtMS(p.SendLagP99), strings.Join(kinds, ", "))
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("writing merge table: %w", err)
+	}
+	for _, s := range m.Shards {
+		if s.Status != ShardComplete {
+			fmt.Fprintf(&b, "PARTIAL: shard %s %s: %s\n", s.Shard, s.Status, s.Reason)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
 }

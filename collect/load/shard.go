@@ -308,16 +308,32 @@ func (r *runner) phaseStart(p phasePlan) int64 {
 
 // shardRun is the Result's account of the shard.
 func (r *runner) shardRun() *ShardRun {
+	sr := shardRunOf(r.cfg)
+	sr.StartLateMS, sr.Clock = float64(r.startLate)/1e6, r.clock
+	if sr.Clock.Source == "" {
+		sr.Clock = readClockSync()
+	}
+	return sr
+}
+
+// ShardRun describes the shard c will run (its share, plan, build, host
+// and shared start) before it runs, for a record written at the start
+// (a results directory's manifest), so that a shard whose process dies
+// can still be named. The clock and lateness are known only after the
+// start: Result.Shard has them. A bad Config is an error (ErrConfig).
+func (c Config) ShardRun() (*ShardRun, error) {
+	d, err := c.withDefaults()
+	if err != nil {
+		return nil, &configError{err}
+	}
+	return shardRunOf(&d), nil
+}
+
+// shardRunOf is ShardRun for a Config with defaults applied.
+func shardRunOf(d *Config) *ShardRun {
 	host, err := os.Hostname()
 	if err != nil {
 		host = "unknown (" + err.Error() + ")"
 	}
-	clock := r.clock
-	if clock.Source == "" {
-		clock = readClockSync()
-	}
-	return &ShardRun{
-		Shard: r.cfg.Shard, Plan: planText(r.cfg), Build: buildVersion(), Host: host,
-		StartAt: r.cfg.StartAt, StartLateMS: float64(r.startLate) / 1e6, Clock: clock,
-	}
+	return &ShardRun{Shard: d.Shard, Plan: planText(d), Build: buildVersion(), Host: host, StartAt: d.StartAt}
 }

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/schedscope/schedscope/collect/load"
 	"github.com/schedscope/schedscope/internal/redact"
 )
 
@@ -25,6 +26,8 @@ const (
 	RequestsFile = "requests.tsv"  // the load generator's record of each request around the trace (RequestLog)
 	AnalysisFile = "analysis.json" // Analysis
 	SummaryFile  = "summary.txt"   // the human summary
+	// MergeFile is `schedscope merge`'s summary of the shards it merged.
+	MergeFile = "merge.txt"
 	// SleepProbeFile is the agent's sleep probe result (agent.ProbeResult),
 	// when schedscope run --sleep-probe asked for it.
 	SleepProbeFile = "sleepprobe.json"
@@ -265,6 +268,15 @@ type Manifest struct {
 	// (load.Config.RequestTag, in each request's load.RequestHeader) and of
 	// requests.tsv; "" for a run made before requests were tagged.
 	RequestTag string `json:"request_tag,omitempty"`
+	// Shard is the share of a sharded run this directory holds, as the
+	// generator knew it at the start (`schedscope load --shard --out`), so
+	// that `schedscope merge` can name a shard that died before writing
+	// results.json; nil otherwise.
+	Shard *load.ShardRun `json:"shard,omitempty"`
+	// MergedFrom lists the shards' directories, by shard index, when
+	// `schedscope merge` made this directory; results.json's merged part
+	// (load.Result.Merged) says what each held.
+	MergedFrom []string `json:"merged_from,omitempty"`
 	// Files lists the files written so far, with what each holds.
 	Files []FileEntry `json:"files"`
 	// Missing lists what could not be collected, and why.
@@ -283,6 +295,11 @@ func (m Manifest) Redacted() Manifest {
 	m.Config.PprofURL = redact.URL(m.Config.PprofURL)
 	m.Config.Command = redact.Text(m.Config.Command)
 	m.Reason = redact.Text(m.Reason)
+	if m.Shard != nil {
+		sh := *m.Shard
+		sh.Plan = redact.Text(sh.Plan)
+		m.Shard = &sh
+	}
 	if m.Missing != nil {
 		missing := make([]Missing, len(m.Missing))
 		for i, x := range m.Missing {
@@ -296,8 +313,9 @@ func (m Manifest) Redacted() Manifest {
 // ManifestSchema is the version of the manifest's layout: 2 added Trace
 // and FileEntry.Window, which derivation reads instead of the run's memory;
 // 3 added RequestTag (and requests.tsv, which the analyzer joins with the
-// trace's requests).
-const ManifestSchema = 3
+// trace's requests); 4 added Shard and MergedFrom (sharded load and its
+// merge).
+const ManifestSchema = 4
 
 // ManifestConfig is the part of Config worth keeping with the results.
 type ManifestConfig struct {
