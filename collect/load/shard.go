@@ -80,8 +80,13 @@ const (
 	EnvJobCompletionIndex = "JOB_COMPLETION_INDEX"
 	// EnvSlurmProcID and EnvSlurmNTasks are an srun task's rank and the
 	// step's task count.
-	EnvSlurmProcID  = "SLURM_PROCID"
-	EnvSlurmNTasks  = "SLURM_NTASKS"
+	EnvSlurmProcID = "SLURM_PROCID"
+	EnvSlurmNTasks = "SLURM_NTASKS"
+	// EnvSlurmStepID is set in a step srun started, and not in the batch
+	// script itself, which has SLURM_PROCID 0 of the job's SLURM_NTASKS
+	// too: only srun's tasks are shards.
+	EnvSlurmStepID = "SLURM_STEP_ID"
+	// EnvSlurmArrayID is a Slurm job array task's index.
 	EnvSlurmArrayID = "SLURM_ARRAY_TASK_ID"
 	// EnvSlurmArrayCount is a job array's task count; its indices are taken
 	// to run from SLURM_ARRAY_TASK_MIN.
@@ -93,7 +98,8 @@ const (
 // generator started without an explicit shard: a Kubernetes Indexed Job's
 // JOB_COMPLETION_INDEX with count (the Job's completions, which the pod
 // does not see: --shards N), else Slurm's SLURM_PROCID of SLURM_NTASKS
-// when the step has more than one task (srun -n N), else a Slurm job
+// in a step of more than one task (srun -n N; not in the batch script,
+// where SLURM_STEP_ID is unset), else a Slurm job
 // array's SLURM_ARRAY_TASK_ID (less SLURM_ARRAY_TASK_MIN) of count, or of
 // SLURM_ARRAY_TASK_COUNT when count is 0. found is false when none of
 // them is set; source names the variables used. getenv is os.LookupEnv
@@ -125,7 +131,8 @@ func ShardFromEnv(getenv func(string) (string, bool), count int) (s Shard, sourc
 	if err := errors.Join(err1, err2); err != nil {
 		return Shard{}, "", true, err
 	}
-	if okRank && okTasks && tasks > 1 {
+	_, inStep := getenv(EnvSlurmStepID)
+	if okRank && okTasks && tasks > 1 && inStep {
 		if count > 0 && count != tasks {
 			return Shard{}, "", true, fmt.Errorf("--shards %d but $%s=%d: srun started %d tasks", count, EnvSlurmNTasks, tasks, tasks)
 		}

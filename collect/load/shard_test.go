@@ -129,8 +129,10 @@ func TestShardFromEnv(t *testing.T) {
 		{env: map[string]string{"JOB_COMPLETION_INDEX": "2"}, found: true, err: "--shards N"},
 		{env: map[string]string{"JOB_COMPLETION_INDEX": "4"}, count: 4, found: true, err: "index must be in [0, 3]"},
 		{env: map[string]string{"JOB_COMPLETION_INDEX": "two"}, count: 4, found: true, err: "non-negative integer"},
-		{env: map[string]string{"SLURM_PROCID": "3", "SLURM_NTASKS": "4"}, want: Shard{3, 4}, found: true, source: "SLURM_PROCID"},
-		{env: map[string]string{"SLURM_PROCID": "3", "SLURM_NTASKS": "4"}, count: 2, found: true, err: "srun started 4 tasks"},
+		{env: map[string]string{"SLURM_PROCID": "3", "SLURM_NTASKS": "4", "SLURM_STEP_ID": "0"}, want: Shard{3, 4}, found: true, source: "SLURM_PROCID"},
+		{env: map[string]string{"SLURM_PROCID": "3", "SLURM_NTASKS": "4", "SLURM_STEP_ID": "0"}, count: 2, found: true, err: "srun started 4 tasks"},
+		// The batch script of an sbatch --ntasks=4 is no shard: srun's tasks are.
+		{env: map[string]string{"SLURM_PROCID": "0", "SLURM_NTASKS": "4", "SLURM_JOB_ID": "7"}, found: false},
 		// One task of a job array: the array's index is the shard.
 		{env: map[string]string{"SLURM_PROCID": "0", "SLURM_NTASKS": "1", "SLURM_ARRAY_TASK_ID": "5", "SLURM_ARRAY_TASK_MIN": "4", "SLURM_ARRAY_TASK_COUNT": "3"},
 			want: Shard{1, 3}, found: true, source: "SLURM_ARRAY_TASK_ID"},
