@@ -375,7 +375,10 @@ func TestSlurmShards(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	done := make(chan error, 1)
-	go func() { out, err := sb.CombinedOutput(); done <- fmt.Errorf("%s: %w", strings.TrimSpace(string(out)), err) }()
+	go func() {
+		out, err := sb.CombinedOutput()
+		done <- fmt.Errorf("%s: %w", strings.TrimSpace(string(out)), err)
+	}()
 	select {
 	case err := <-done:
 		if sb.ProcessState.ExitCode() != 0 {
