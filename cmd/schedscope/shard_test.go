@@ -169,12 +169,12 @@ func readResult(t *testing.T, dir string) *load.Result {
 // checkLikeOneGenerator checks a merged run against one generator's run of
 // the same plan against the same target, to the tolerances: the
 // same planned count, 2xx/s within 2 %, p50 and p99 within 5 %, start skew
-// under 5 ms. The p99 is compared only when neither side's generator was
-// late (send lag p99 under load.SendLagLimitMS, the generator-bound
-// verdict's threshold): a late generator's p99 is its own stall, not the
-// target's latency, and on a shared 2-core machine one process driving
-// the whole rate is often late where four are not. What was compared and
-// what was not is logged with the load average.
+// under 5 ms. The latencies are compared only when no generator was
+// late (no generator-bound verdict, on either side or any shard): a late
+// generator's latencies are its own stalls as much as the target's, and
+// on this shared 2-core machine, with other builds running, a generator
+// is often late (send lag p99 of 2 to 33 ms in these tests). What was
+// compared and what was not is logged with the load average.
 func checkLikeOneGenerator(t *testing.T, single, merged *load.Result, loadavg string) {
 	t.Helper()
 	s, m := single.Phases[0], merged.Phases[0]
@@ -189,11 +189,12 @@ func checkLikeOneGenerator(t *testing.T, single, merged *load.Result, loadavg st
 		}
 	}
 	within("2xx/s", s.OKPerS, m.OKPerS, 0.02)
-	within("latency p50", s.Latency.P50, m.Latency.P50, 0.05)
-	if s.SendLag.P99 < load.SendLagLimitMS && m.SendLag.P99 < load.SendLagLimitMS {
+	if late := generatorBound(s) || generatorBound(m); !late {
+		within("latency p50", s.Latency.P50, m.Latency.P50, 0.05)
 		within("latency p99", s.Latency.P99, m.Latency.P99, 0.05)
 	} else {
-		t.Logf("latency p99 not compared: a generator was late (send lag p99 %.3f ms alone, %.3f ms sharded; the limit is %g ms)", s.SendLag.P99, m.SendLag.P99, load.SendLagLimitMS)
+		t.Logf("latencies not compared: a generator was late, so they measure it as much as the target (generator-bound: alone %v, sharded %v; send lag p99 %.3f ms alone, %.3f ms sharded)",
+			generatorBound(s), generatorBound(m), s.SendLag.P99, m.SendLag.P99)
 	}
 	if merged.Merged.StartSkewMS >= 5 {
 		t.Errorf("start skew %.3f ms, want under 5 ms", merged.Merged.StartSkewMS)
@@ -293,6 +294,17 @@ func TestMergeKeepsTheRestOfADeadShard(t *testing.T) {
 	}
 }
 
+// generatorBound reports whether p has a generator-bound verdict (a
+// merged phase carries each shard's).
+func generatorBound(p load.PhaseResult) bool {
+	for _, v := range p.VerdictDetails {
+		if v.Kind == load.GeneratorBound {
+			return true
+		}
+	}
+	return false
+}
+
 // loopbackRate is the whole schedule's rate of the loopback comparisons:
 // $SCHEDSCOPE_SHARD_TEST_RATE, else the 10,000 req/s on a machine
 // of 8 CPUs or more, else 2,000. On this project's shared 2-core machine
@@ -369,24 +381,17 @@ func TestSlurmShards(t *testing.T) {
 	jobOut := filepath.Join(t.TempDir(), "job.out")
 	// The node has fewer CPUs than tasks: --overcommit lets 4 tasks share
 	// them, each with GOMAXPROCS 1 (as the loopback test's shards).
-	sb := exec.Command("sbatch", "--wait", "--overcommit", "--ntasks=4", "--time=5", "--output="+jobOut, script,
-		"--rate", rate, "--duration", dur, "--warmup", "1s", "--procs", "1", url)
-	sb.Env = append(os.Environ(), envExec+"=1", "SCHEDSCOPE="+exe, "RESULTS="+results, "START_DELAY=3s")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	done := make(chan error, 1)
-	go func() {
-		out, err := sb.CombinedOutput()
-		done <- fmt.Errorf("%s: %w", strings.TrimSpace(string(out)), err)
-	}()
-	select {
-	case err := <-done:
-		if sb.ProcessState.ExitCode() != 0 {
-			job, _ := os.ReadFile(jobOut)
-			t.Fatalf("sbatch: %v\njob output:\n%s", err, job)
-		}
-	case <-ctx.Done():
-		t.Fatal("the Slurm job did not end within 3 minutes")
+	name := fmt.Sprintf("schedscope-test-%d", os.Getpid())
+	sb := exec.CommandContext(ctx, "sbatch", "--wait", "--overcommit", "--ntasks=4", "--time=5", "--job-name="+name,
+		"--output="+jobOut, script, "--rate", rate, "--duration", dur, "--warmup", "1s", "--procs", "1", url)
+	sb.Env = append(os.Environ(), envExec+"=1", "SCHEDSCOPE="+exe, "RESULTS="+results, "START_DELAY=3s")
+	if out, err := sb.CombinedOutput(); err != nil {
+		// A job still queued or running when sbatch was ended is cancelled.
+		_ = exec.Command("scancel", "--name="+name).Run()
+		job, _ := os.ReadFile(jobOut)
+		t.Fatalf("sbatch: %v: %s\njob output:\n%s", err, out, job)
 	}
 	job, err := os.ReadFile(jobOut)
 	if err != nil {
