@@ -270,7 +270,7 @@ func TestMergeKeepsTheRestOfADeadShard(t *testing.T) {
 	if code != 3 || !strings.Contains(errOut, "partial: shard 2/4 ("+dirs[2]) || !strings.Contains(errOut, "lost") {
 		t.Fatalf("merge with a dead shard: exit %d, stderr %q; want 3 naming shard 2/4 as lost", code, errOut)
 	}
-	if !strings.Contains(stdout, "PARTIAL: shard 2/4 lost") {
+	if !strings.Contains(stdout, "PARTIAL: shard 2/4 ("+dirs[2]+", host ") {
 		t.Errorf("the summary does not name the lost shard:\n%s", stdout)
 	}
 	res := readResult(t, out)

@@ -159,7 +159,7 @@ func Merge(parts []ShardPart) (*Result, []Interval, error) {
 	}
 	info.Partial = len(info.Lost) > 0 || len(info.Interrupted) > 0
 	if len(live) == 0 {
-		return nil, nil, mergeErr("no shard wrote a result: %s", lostReason(byIndex[0]))
+		return nil, nil, mergeErr("no shard wrote a result: shard %s (%s): %s", byIndex[0].Shard.Shard, byIndex[0].Dir, lostReason(byIndex[0]))
 	}
 	skewAndClocks(info, live)
 
@@ -276,7 +276,7 @@ func lostReason(p *ShardPart) string {
 			n += int(e.Hist.TotalCount())
 		}
 	}
-	return fmt.Sprintf("shard %s (%s, host %s): %s; its load.hlog holds %d latencies until then, left out", p.Shard.Shard, p.Dir, orText(p.Shard.Host, "unknown"), why, n)
+	return fmt.Sprintf("%s; its load.hlog holds %d latencies until then, left out", why, n)
 }
 
 func orText(s, alt string) string {
@@ -553,7 +553,7 @@ func MergeTable(w io.Writer, res *Result) error {
 	fmt.Fprintln(tw, "shard\thost\tstatus\tlate\tphase\toffered\tplanned\t2xx\t2xx/s\tp50\tp99\tlag p99\tverdicts")
 	for _, s := range m.Shards {
 		late := fmt.Sprintf("%.3f ms", s.StartLateMS)
-		if s.StartAt.IsZero() {
+		if s.StartAt.IsZero() || s.Status == ShardLost {
 			late = "-"
 		}
 		if len(s.Phases) == 0 {
@@ -579,7 +579,7 @@ func MergeTable(w io.Writer, res *Result) error {
 	}
 	for _, s := range m.Shards {
 		if s.Status != ShardComplete {
-			fmt.Fprintf(&b, "PARTIAL: shard %s %s: %s\n", s.Shard, s.Status, s.Reason)
+			fmt.Fprintf(&b, "PARTIAL: shard %s (%s, host %s) %s: %s\n", s.Shard, s.Dir, s.Host, s.Status, s.Reason)
 		}
 	}
 	_, err := io.WriteString(w, b.String())
