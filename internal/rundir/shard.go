@@ -31,7 +31,10 @@ func ReadShardPart(dir string) (load.ShardPart, error) {
 	if len(run.Manifest.MergedFrom) > 0 {
 		return p, fmt.Errorf("%s: a merged directory, not a shard's: merge the shards' own directories", dir)
 	}
-	if p.Shard == nil {
+	switch {
+	case p.Shard == nil && p.Result == nil:
+		return p, fmt.Errorf("%s: no %s and no shard in its manifest: a shard of schedscope run that died names no shard (load --out's manifest does), or a run without --shard", dir, ResultsFile)
+	case p.Shard == nil:
 		return p, fmt.Errorf("%s: not a shard's directory: its run had no --shard", dir)
 	}
 	path := filepath.Join(dir, HLogFile)
