@@ -58,11 +58,11 @@ func TestShardFlagsBadInput(t *testing.T) {
 
 func TestMergeBadInput(t *testing.T) {
 	notShard := t.TempDir()
-	if code, _, errOut := runCLI(t, context.Background(), "load", "--rate", "20", "--duration", "100ms", "--out", notShard, fixtureURL(t)); code != 0 {
+	if code, _, errOut := runCLI(t, context.Background(), "load", "--rate", "20", "--duration", "100ms", "--out", notShard, fixtureURL(t, "")); code != 0 {
 		t.Fatalf("load --out: exit %d: %s", code, errOut)
 	}
 	base := t.TempDir()
-	shards := shardDirs(t, base, 3, 100, "300ms", fixtureURL(t))
+	shards := shardDirs(t, "", base, 3, 100, "300ms", fixtureURL(t, ""))
 	full := t.TempDir()
 	if err := os.WriteFile(filepath.Join(full, "x"), nil, 0o644); err != nil {
 		t.Fatal(err)
@@ -105,15 +105,53 @@ func TestMergeBadInput(t *testing.T) {
 	}
 }
 
-// fixtureURL starts the fixture in a process of its own (the test binary
-// as schedscope) and returns its /sleep?ms=1 URL.
-func fixtureURL(t *testing.T) string {
+// buildSchedscope builds this package, without the test's -race or
+// coverage, into a temporary directory and returns the binary: the shards
+// and the fixture of the timing tests run as the binary users run, not as
+// the test binary, which under -race is several times slower.
+func buildSchedscope(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "schedscope")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// startBin runs bin with args in a process of its own until the test
+// ends; bin "" is the test binary as schedscope (startCLI).
+func startBin(t *testing.T, bin string, args ...string) *cli {
+	t.Helper()
+	if bin == "" {
+		return startCLI(t, nil, args...)
+	}
+	c := &cli{cmd: exec.Command(bin, args...), done: make(chan struct{})}
+	c.cmd.Stdout, c.cmd.Stderr = &c.stdout, &c.stderr
+	if err := c.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		_ = c.cmd.Wait()
+		c.ended = time.Now()
+		close(c.done)
+	}()
+	t.Cleanup(func() {
+		_ = c.cmd.Process.Kill()
+		<-c.done
+	})
+	return c
+}
+
+// fixtureURL starts the fixture in a process of its own (bin fixture; ""
+// for the test binary) and returns its /sleep?ms=1 URL.
+func fixtureURL(t *testing.T, bin string) string {
 	t.Helper()
 	addr, err := target.FreeLoopbackAddr()
 	if err != nil {
 		t.Fatal(err)
 	}
-	startCLI(t, nil, "fixture", "--addr", addr)
+	startBin(t, bin, "fixture", "--addr", addr)
 	base := "http://" + addr
 	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		if resp, err := http.Get(base + "/stats"); err == nil {
@@ -127,9 +165,9 @@ func fixtureURL(t *testing.T) string {
 }
 
 // shardDirs runs n shards of rate req/s in all for dur, each a process of
-// its own (the test binary as schedscope), started together 1 s from now,
-// and returns their results directories.
-func shardDirs(t *testing.T, base string, n int, rate float64, dur, url string, extra ...string) []string {
+// its own (bin load), started together 1 s from now, and returns their
+// results directories.
+func shardDirs(t *testing.T, bin, base string, n int, rate float64, dur, url string, extra ...string) []string {
 	t.Helper()
 	at := time.Now().Add(time.Second).UTC().Format(time.RFC3339Nano)
 	var dirs []string
@@ -139,7 +177,7 @@ func shardDirs(t *testing.T, base string, n int, rate float64, dur, url string, 
 		dirs = append(dirs, dir)
 		args := append([]string{"load", "--progress", "off", "--rate", fmt.Sprint(rate), "--duration", dur, "--shard", fmt.Sprintf("%d/%d", i, n),
 			"--start-at", at, "--out", dir}, extra...)
-		clis = append(clis, startCLI(t, nil, append(args, url)...))
+		clis = append(clis, startBin(t, bin, append(args, url)...))
 	}
 	for i, c := range clis {
 		select {
@@ -169,12 +207,15 @@ func readResult(t *testing.T, dir string) *load.Result {
 // checkLikeOneGenerator checks a merged run against one generator's run of
 // the same plan against the same target, to the tolerances: the
 // same planned count, 2xx/s within 2 %, p50 and p99 within 5 %, start skew
-// under 5 ms. The latencies are compared only when no generator was
-// late (no generator-bound verdict, on either side or any shard): a late
-// generator's latencies are its own stalls as much as the target's, and
-// on this shared 2-core machine, with other builds running, a generator
-// is often late (send lag p99 of 2 to 33 ms in these tests). What was
-// compared and what was not is logged with the load average.
+// under 5 ms. 2xx/s and the latencies are compared only when no generator
+// was late (no generator-bound verdict, on either side or any shard): a
+// late generator's figures describe it as much as the target (a shard
+// stalled for 100 ms sends its backlog at once, which shortens its span
+// of completions and raises its 2xx/s), and on this shared 2-core
+// machine, with other builds running, a generator is often late (send
+// lag p99 of 1 to 105 ms in these tests). Every planned request must be
+// answered 2xx on both sides in any case. What was compared and what was
+// not is logged with the load average.
 func checkLikeOneGenerator(t *testing.T, single, merged *load.Result, loadavg string) {
 	t.Helper()
 	s, m := single.Phases[0], merged.Phases[0]
@@ -188,12 +229,16 @@ func checkLikeOneGenerator(t *testing.T, single, merged *load.Result, loadavg st
 			t.Errorf("%s: one generator %.3f, merged shards %.3f: %.1f %% apart, more than %.0f %%", what, a, b, 100*d, 100*tol)
 		}
 	}
-	within("2xx/s", s.OKPerS, m.OKPerS, 0.02)
+	// Whatever the machine's load: every planned request answered 2xx.
+	if s.OK != s.Planned || m.OK != m.Planned {
+		t.Errorf("2xx: one generator %d of %d planned, merged shards %d of %d", s.OK, s.Planned, m.OK, m.Planned)
+	}
 	if late := generatorBound(s) || generatorBound(m); !late {
+		within("2xx/s", s.OKPerS, m.OKPerS, 0.02)
 		within("latency p50", s.Latency.P50, m.Latency.P50, 0.05)
 		within("latency p99", s.Latency.P99, m.Latency.P99, 0.05)
 	} else {
-		t.Logf("latencies not compared: a generator was late, so they measure it as much as the target (generator-bound: alone %v, sharded %v; send lag p99 %.3f ms alone, %.3f ms sharded)",
+		t.Logf("2xx/s and latencies not compared: a generator was late, so they measure it as much as the target (generator-bound: alone %v, sharded %v; send lag p99 %.3f ms alone, %.3f ms sharded)",
 			generatorBound(s), generatorBound(m), s.SendLag.P99, m.SendLag.P99)
 	}
 	if merged.Merged.StartSkewMS >= 5 {
@@ -209,13 +254,14 @@ func TestShardsMergeLikeOneGenerator(t *testing.T) {
 	if testing.Short() {
 		t.Skip("two 10,000 req/s runs of 4 s")
 	}
-	url := fixtureURL(t)
+	bin := buildSchedscope(t)
+	url := fixtureURL(t, bin)
 	const dur = "4s"
 	warm := []string{"--warmup", "1s"}
 	rate := loopbackRate(t)
 	rateText := fmt.Sprint(rate)
 	single := filepath.Join(t.TempDir(), "single")
-	c := startCLI(t, nil, append(append([]string{"load", "--progress", "off", "--rate", rateText, "--duration", dur, "--out", single}, warm...), url)...)
+	c := startBin(t, bin, append(append([]string{"load", "--progress", "off", "--rate", rateText, "--duration", dur, "--out", single}, warm...), url)...)
 	<-c.done
 	if code := c.cmd.ProcessState.ExitCode(); code != 0 {
 		t.Fatalf("one generator: exit %d: %s", code, c.stderr.String())
@@ -224,7 +270,7 @@ func TestShardsMergeLikeOneGenerator(t *testing.T) {
 	// Four shards share this machine's CPUs: each runs with GOMAXPROCS 1,
 	// as one generator per core would (with 2 each, the four processes'
 	// 8 Ps added 6-7 % to the p50 here, at a load average of 6.5).
-	dirs := shardDirs(t, base, 4, rate, dur, url, append(warm, "--procs", "1")...)
+	dirs := shardDirs(t, bin, base, 4, rate, dur, url, append(warm, "--procs", "1")...)
 	out := filepath.Join(base, "merged")
 	code, stdout, errOut := runCLI(t, context.Background(), append([]string{"merge", "--out", out}, dirs...)...)
 	if code != 0 {
@@ -248,7 +294,8 @@ func TestMergeKeepsTheRestOfADeadShard(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs 4 shards for 3 s")
 	}
-	url := fixtureURL(t)
+	bin := buildSchedscope(t)
+	url := fixtureURL(t, bin)
 	base := t.TempDir()
 	at := time.Now().Add(time.Second).UTC().Format(time.RFC3339Nano)
 	var dirs []string
@@ -256,7 +303,7 @@ func TestMergeKeepsTheRestOfADeadShard(t *testing.T) {
 	for i := range 4 {
 		dir := filepath.Join(base, fmt.Sprintf("shard-%d", i))
 		dirs = append(dirs, dir)
-		clis = append(clis, startCLI(t, nil, "load", "--progress", "off", "--rate", "1000", "--duration", "3s", "--shard", fmt.Sprintf("%d/4", i), "--start-at", at, "--out", dir, url))
+		clis = append(clis, startBin(t, bin, "load", "--progress", "off", "--rate", "1000", "--duration", "3s", "--shard", fmt.Sprintf("%d/4", i), "--start-at", at, "--out", dir, url))
 	}
 	time.Sleep(time.Until(mustTime(t, at).Add(1500 * time.Millisecond)))
 	if err := clis[2].cmd.Process.Signal(syscall.SIGKILL); err != nil {
@@ -359,19 +406,16 @@ func TestSlurmShards(t *testing.T) {
 		}
 		t.Skipf("no idle Slurm node (sinfo: %q, %v): deploy/slurm/ci-cluster.sh starts one", out, err)
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
+	bin := buildSchedscope(t)
 	script, err := filepath.Abs("../../deploy/slurm/schedscope-shards.sbatch")
 	if err != nil {
 		t.Fatal(err)
 	}
-	url := fixtureURL(t)
+	url := fixtureURL(t, bin)
 	const dur = "4s"
 	single := filepath.Join(t.TempDir(), "single")
 	rate := fmt.Sprint(loopbackRate(t))
-	c := startCLI(t, nil, "load", "--progress", "off", "--rate", rate, "--duration", dur, "--warmup", "1s", "--out", single, url)
+	c := startBin(t, bin, "load", "--progress", "off", "--rate", rate, "--duration", dur, "--warmup", "1s", "--out", single, url)
 	<-c.done
 	if code := c.cmd.ProcessState.ExitCode(); code != 0 {
 		t.Fatalf("one generator: exit %d: %s", code, c.stderr.String())
@@ -386,7 +430,7 @@ func TestSlurmShards(t *testing.T) {
 	name := fmt.Sprintf("schedscope-test-%d", os.Getpid())
 	sb := exec.CommandContext(ctx, "sbatch", "--wait", "--overcommit", "--ntasks=4", "--time=5", "--job-name="+name,
 		"--output="+jobOut, script, "--rate", rate, "--duration", dur, "--warmup", "1s", "--procs", "1", url)
-	sb.Env = append(os.Environ(), envExec+"=1", "SCHEDSCOPE="+exe, "RESULTS="+results, "START_DELAY=3s")
+	sb.Env = append(os.Environ(), "SCHEDSCOPE="+bin, "RESULTS="+results, "START_DELAY=3s")
 	if out, err := sb.CombinedOutput(); err != nil {
 		// A job still queued or running when sbatch was ended is cancelled.
 		_ = exec.Command("scancel", "--name="+name).Run()
