@@ -58,6 +58,15 @@ type MergeInfo struct {
 	Hosts          int      `json:"hosts"`
 	ClockErrorMS   float64  `json:"clock_error_ms"`
 	Unsynchronized []string `json:"unsynchronized,omitempty"`
+	// TargetSkewMS is the same spread on the target's clock: each shard's
+	// start less its offset to the target (ShardRun.TargetClock), which
+	// puts shards on different hosts on one time line, to within
+	// TargetSkewUncertaintyMS (the two largest of the offsets'
+	// uncertainties, added). TargetSkewNote says why it is missing, when
+	// a shard has no offset.
+	TargetSkewMS            float64 `json:"target_skew_ms"`
+	TargetSkewUncertaintyMS float64 `json:"target_skew_uncertainty_ms"`
+	TargetSkewNote          string  `json:"target_skew_note,omitempty"`
 }
 
 // MergedShard is one shard of a merged result.
@@ -310,6 +319,28 @@ func skewAndClocks(info *MergeInfo, live []*ShardPart) {
 	lo := slices.MinFunc(starts, time.Time.Compare)
 	hi := slices.MaxFunc(starts, time.Time.Compare)
 	info.StartSkewMS = float64(hi.Sub(lo)) / 1e6
+	var onTarget []time.Time
+	var uncs []float64
+	for i, p := range live {
+		tc := p.Result.Shard.TargetClock
+		switch {
+		case tc == nil:
+			info.TargetSkewNote = fmt.Sprintf("shard %s has no offset to the target's clock (no shared start)", p.Result.Shard.Shard)
+		case tc.Error != "":
+			info.TargetSkewNote = fmt.Sprintf("shard %s: %s", p.Result.Shard.Shard, tc.Error)
+		default:
+			onTarget = append(onTarget, starts[i].Add(-time.Duration(tc.OffsetMS*1e6)))
+			uncs = append(uncs, tc.UncertaintyMS)
+		}
+	}
+	if info.TargetSkewNote == "" {
+		info.TargetSkewMS = float64(slices.MaxFunc(onTarget, time.Time.Compare).Sub(slices.MinFunc(onTarget, time.Time.Compare))) / 1e6
+		slices.Sort(uncs)
+		info.TargetSkewUncertaintyMS = uncs[len(uncs)-1]
+		if len(uncs) > 1 {
+			info.TargetSkewUncertaintyMS += uncs[len(uncs)-2]
+		}
+	}
 	info.Hosts = len(hosts)
 	if len(hosts) < 2 {
 		return
@@ -548,16 +579,26 @@ func MergeTable(w io.Writer, res *Result) error {
 			clocks += fmt.Sprintf("; no time daemon keeps the clock of %s, so the skew across hosts is unknown", strings.Join(m.Unsynchronized, ", "))
 		}
 	}
-	fmt.Fprintf(&b, "%d shards, %s; start skew %.3f ms (%s)\n\n", m.Count, start, m.StartSkewMS, clocks)
+	fmt.Fprintf(&b, "%d shards, %s; start skew %.3f ms (%s)\n", m.Count, start, m.StartSkewMS, clocks)
+	if m.TargetSkewNote == "" {
+		fmt.Fprintf(&b, "on the target's clock (each shard's offset to it from its Date headers): start skew %.3f ms, to within %.3f ms\n", m.TargetSkewMS, m.TargetSkewUncertaintyMS)
+	} else if !m.StartAt.IsZero() {
+		fmt.Fprintf(&b, "no start skew on the target's clock: %s\n", m.TargetSkewNote)
+	}
+	b.WriteString("\n")
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "shard\thost\tstatus\tlate\tphase\toffered\tplanned\t2xx\t2xx/s\tp50\tp99\tlag p99\tverdicts")
+	fmt.Fprintln(tw, "shard\thost\tstatus\tlate\tclock-target\tphase\toffered\tplanned\t2xx\t2xx/s\tp50\tp99\tlag p99\tverdicts")
 	for _, s := range m.Shards {
 		late := fmt.Sprintf("%.3f ms", s.StartLateMS)
 		if s.StartAt.IsZero() || s.Status == ShardLost {
 			late = "-"
 		}
+		offset := "-"
+		if tc := s.TargetClock; tc != nil && tc.Error == "" {
+			offset = fmt.Sprintf("%+.3f±%.3f ms", tc.OffsetMS, tc.UncertaintyMS)
+		}
 		if len(s.Phases) == 0 {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t-\t\t\t\t\t\t\t\t\n", s.Shard, s.Host, s.Status, late)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t-\t\t\t\t\t\t\t\t\n", s.Shard, s.Host, s.Status, late, offset)
 			continue
 		}
 		for i, p := range s.Phases {
@@ -566,9 +607,9 @@ func MergeTable(w io.Writer, res *Result) error {
 				kinds = append(kinds, string(k))
 			}
 			if i > 0 {
-				fmt.Fprint(tw, "\t\t\t\t")
+				fmt.Fprint(tw, "\t\t\t\t\t")
 			} else {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t", s.Shard, s.Host, s.Status, late)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t", s.Shard, s.Host, s.Status, late, offset)
 			}
 			fmt.Fprintf(tw, "%s\t%.0f/s\t%d\t%d\t%.0f\t%s\t%s\t%s\t%s\n", p.Name, p.OfferedRate, p.Planned, p.OK, p.OKPerS,
 				fmtMS(p.LatencyP50), fmtMS(p.LatencyP99), fmtMS(p.SendLagP99), strings.Join(kinds, ", "))

@@ -122,8 +122,9 @@ type runner struct {
 
 	// startLate is how late the first phase began after Config.StartAt,
 	// ns; clock is the host's clock discipline then (shard.go).
-	startLate int64
-	clock     ClockSync
+	startLate   int64
+	clock       ClockSync
+	targetClock *TargetClock
 
 	mu       sync.Mutex // guards current and the phaseState fields marked "mu"
 	current  int        // plan index being driven, -1 before and after

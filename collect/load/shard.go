@@ -1,6 +1,7 @@
 package load
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -223,6 +224,9 @@ type ShardRun struct {
 	StartLateMS float64 `json:"start_late_ms"`
 	// Clock is this host's clock discipline at the start.
 	Clock ClockSync `json:"clock"`
+	// TargetClock is this host's clock compared with the target's, measured
+	// while waiting for StartAt; nil when there was no shared start.
+	TargetClock *TargetClock `json:"target_clock,omitempty"`
 }
 
 // ClockSync is what the kernel says of the host's clock: whether a time
@@ -291,6 +295,15 @@ func (r *runner) startClock() {
 		return
 	}
 	r.clock = readClockSync()
+	if r.cfg.StartAt.Sub(now) >= clockProbeLead {
+		probeCtx, cancel := context.WithDeadline(r.ctx, r.cfg.StartAt.Add(-clockProbeLead/4))
+		tc := probeTargetClock(probeCtx, r.cfg)
+		cancel()
+		r.targetClock = &tc
+	} else {
+		r.targetClock = &TargetClock{Error: fmt.Sprintf("clock probe: the start left %v, less than the %v it needs", r.cfg.StartAt.Sub(now).Round(time.Millisecond), clockProbeLead)}
+	}
+	now = time.Now()
 	r.start = now.Add(r.cfg.StartAt.Sub(now)) // keeps now's monotonic reading
 	r.startUnix = r.cfg.StartAt.UnixNano()
 	r.sleepUntil(0, true)
@@ -316,7 +329,7 @@ func (r *runner) phaseStart(p phasePlan) int64 {
 // shardRun is the Result's account of the shard.
 func (r *runner) shardRun() *ShardRun {
 	sr := shardRunOf(r.cfg)
-	sr.StartLateMS, sr.Clock = float64(r.startLate)/1e6, r.clock
+	sr.StartLateMS, sr.Clock, sr.TargetClock = float64(r.startLate)/1e6, r.clock, r.targetClock
 	if sr.Clock.Source == "" {
 		sr.Clock = readClockSync()
 	}

@@ -363,6 +363,10 @@ func TestMergeKeepsTheRestOfALostShard(t *testing.T) {
 			parts[i].Result.Shard.StartLateMS = late
 		}
 	}
+	// Shard 3's clock runs 2 ms ahead of the target's.
+	for i, tc := range map[int]TargetClock{0: {UncertaintyMS: 0.5}, 1: {UncertaintyMS: 0.7}, 3: {OffsetMS: 2, UncertaintyMS: 0.6}} {
+		parts[i].Result.Shard.TargetClock = &tc
+	}
 	res, _, err := Merge(parts)
 	if err != nil {
 		t.Fatal(err)
@@ -383,6 +387,9 @@ func TestMergeKeepsTheRestOfALostShard(t *testing.T) {
 	}
 	if m.StartSkewMS != 3.75 || m.Hosts != 1 {
 		t.Errorf("start skew %g ms on %d hosts; want 4 - 0.25 = 3.75 ms on 1", m.StartSkewMS, m.Hosts)
+	}
+	if math.Abs(m.TargetSkewMS-1.75) > 1e-6 || math.Abs(m.TargetSkewUncertaintyMS-1.3) > 1e-9 || m.TargetSkewNote != "" {
+		t.Errorf("on the target's clock: skew %g ms ± %g (%s); want (4 - 2) - 0.25 = 1.75 ms ± 0.7 + 0.6", m.TargetSkewMS, m.TargetSkewUncertaintyMS, m.TargetSkewNote)
 	}
 	p := res.Phases[0]
 	if p.Planned != 12 || p.Latency.Count != 12 {
@@ -464,4 +471,28 @@ func TestShardsRunTogether(t *testing.T) {
 		t.Errorf("start skew %.3f ms; the shards were late by %v ms", res.Merged.StartSkewMS, late)
 	}
 	t.Logf("start skew %.3f ms; lateness %v ms", res.Merged.StartSkewMS, late)
+}
+
+func TestClockProbeMeasuresTheTargetsOffset(t *testing.T) {
+	for _, skew := range []time.Duration{0, 250 * time.Millisecond, -1700 * time.Millisecond} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path != ClockProbePath {
+				t.Errorf("probe asked for %s", r.URL.Path)
+			}
+			w.Header().Set("Date", time.Now().Add(skew).UTC().Format(http.TimeFormat))
+			http.NotFound(w, r)
+		}))
+		tc := probeTargetClock(context.Background(), &Config{URL: srv.URL + "/some/handler?x=1"})
+		srv.Close()
+		want := -float64(skew) / 1e6 // this host's clock less the target's
+		if tc.Error != "" || math.Abs(tc.OffsetMS-want) > tc.UncertaintyMS+0.5 || tc.UncertaintyMS > 20 || tc.Requests > 1200 {
+			t.Errorf("target %v ahead: %+v; want offset %g ms", skew, tc, want)
+		}
+		t.Logf("target %v ahead: offset %.3f ± %.3f ms after %d requests", skew, tc.OffsetMS, tc.UncertaintyMS, tc.Requests)
+	}
+	noDate := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.Header()["Date"] = nil }))
+	defer noDate.Close()
+	if tc := probeTargetClock(context.Background(), &Config{URL: noDate.URL}); !strings.Contains(tc.Error, "no Date header") || tc.OffsetMS != 0 {
+		t.Errorf("a target without Date headers: %+v", tc)
+	}
 }
