@@ -618,11 +618,16 @@ func MergeTable(w io.Writer, res *Result) error {
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("writing merge table: %w", err)
 	}
+	// A lost shard's empty cells leave blanks at the end of its row.
+	var out strings.Builder
+	for line := range strings.Lines(b.String()) {
+		out.WriteString(strings.TrimRight(line, " \n") + "\n")
+	}
 	for _, s := range m.Shards {
 		if s.Status != ShardComplete {
-			fmt.Fprintf(&b, "PARTIAL: shard %s (%s, host %s) %s: %s\n", s.Shard, s.Dir, s.Host, s.Status, s.Reason)
+			fmt.Fprintf(&out, "PARTIAL: shard %s (%s, host %s) %s: %s\n", s.Shard, s.Dir, s.Host, s.Status, s.Reason)
 		}
 	}
-	_, err := io.WriteString(w, b.String())
+	_, err := io.WriteString(w, out.String())
 	return err
 }
