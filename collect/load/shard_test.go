@@ -496,3 +496,48 @@ func TestClockProbeMeasuresTheTargetsOffset(t *testing.T) {
 		t.Errorf("a target without Date headers: %+v", tc)
 	}
 }
+
+func FuzzParseShard(f *testing.F) {
+	for _, s := range []string{"0/4", "3/4", "4/4", "x", "-1/2", "1/", " 2 / 3 "} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		s, err := ParseShard(v)
+		if err != nil {
+			if strings.Contains(err.Error(), "\n") {
+				t.Errorf("ParseShard(%q): a multi-line error %q", v, err)
+			}
+			return
+		}
+		if s.check() != nil || s.Count < 1 {
+			t.Errorf("ParseShard(%q) = %v, an invalid shard", v, s)
+		}
+		if back, err := ParseShard(s.String()); err != nil || back != s {
+			t.Errorf("ParseShard(%q) = %v, which reads back as %v, %v", v, s, back, err)
+		}
+	})
+}
+
+func FuzzReadHLog(f *testing.F) {
+	var buf bytes.Buffer
+	hl := NewHLog(&buf)
+	h := newHist()
+	_ = h.RecordValue(1e6)
+	h.SetStartTimeMs(1_800_000_000_000)
+	h.SetEndTimeMs(1_800_000_001_000)
+	_ = hl.Write(Interval{Phase: 1, Kind: Steady, Name: "step 1/2", Latency: h, Service: h, SendLag: h})
+	f.Add(buf.Bytes())
+	f.Add([]byte("#phase 0 warmup (warmup)\nTag=warmup,0.1,1.0,2.0,HISTFAAAA\n"))
+	f.Add([]byte("0.1,1.0,2.0,x\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		entries, _, err := ReadHLog(bytes.NewReader(b))
+		if err != nil {
+			return
+		}
+		for _, e := range entries {
+			if e.Hist == nil || e.Phase < 0 {
+				t.Fatalf("entry %+v: no histogram or phase", e)
+			}
+		}
+	})
+}
