@@ -17,8 +17,9 @@ type phasePlan struct {
 	rate, schedRate float64
 	users           int
 	dur             time.Duration
-	// offset is when the phase begins on the run's clock: the durations
-	// of the phases before it, so that every shard's phases begin together.
+	// offset is when the phase begins on the run's clock in a sharded run
+	// (runner.phaseStart): the durations of the phases before it, so that
+	// every shard's phases begin together.
 	offset time.Duration
 }
 

@@ -310,13 +310,16 @@ func (r *runner) startClock() {
 	r.startLate = r.nowNS()
 }
 
-// phaseStart is when phase p begins on the run's clock. An open-model
-// phase begins at its planned offset, waiting for it when early, so that
-// every shard's phases (and each phase's arrivals) keep the shared
-// schedule; a closed-model phase begins now, after the last user of the
-// phase before has finished.
+// phaseStart is when phase p begins on the run's clock. A shard's phase
+// (or one of a run with a shared start) begins at its planned offset,
+// waiting for it when early, so that every shard's phases, and each
+// phase's arrivals, keep the shared schedule: a phase's setup (its
+// recorders, a CPU and GC reading) then delays no arrival, and a due
+// arrival is sent late, with its send lag counted. Other phases begin
+// now, the closed model's after the last user of the phase before has
+// finished.
 func (r *runner) phaseStart(p phasePlan) int64 {
-	if r.cfg.Users > 0 {
+	if r.cfg.Users > 0 || (!r.cfg.Shard.sharded() && r.cfg.StartAt.IsZero()) {
 		return r.nowNS()
 	}
 	at := int64(p.offset)
