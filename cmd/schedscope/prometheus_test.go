@@ -97,6 +97,26 @@ func (p promAPI) scalar(q string, at time.Time) float64 {
 	return f
 }
 
+// samples returns the raw samples of q Prometheus scraped between from
+// and to.
+func (p promAPI) samples(q string, from, to time.Time) []float64 {
+	p.t.Helper()
+	sel := fmt.Sprintf("%s[%dms]", q, to.Sub(from).Milliseconds())
+	res := p.query(sel, to)
+	if len(res) != 1 || len(res[0].Values) == 0 {
+		p.t.Fatalf("%s at %v: want one series with samples: %+v", sel, to, res)
+	}
+	var out []float64
+	for _, v := range res[0].Values {
+		f, err := strconv.ParseFloat(v[1].(string), 64)
+		if err != nil {
+			p.t.Fatal(err)
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
 // window returns how much counter q grew over the raw samples Prometheus
 // scraped between from and to (last minus first), and over how long.
 func (p promAPI) window(q string, from, to time.Time) (delta, seconds float64) {
@@ -290,7 +310,6 @@ func TestPrometheusEndToEnd(t *testing.T) {
 	res, fig := r.Result.Phases[0], r.Analysis.Phases[0]
 	t0 := r.Result.Start.Add(time.Duration(res.StartS * float64(time.Second)))
 	t1 := r.Result.Start.Add(time.Duration(res.EndS * float64(time.Second)))
-	phase := fmt.Sprintf("%ds", int(math.Round(res.EndS-res.StartS)))
 	runID := filepath.Base(out)
 	check := func(what, q string, got, own, tol float64) {
 		t.Helper()
@@ -303,13 +322,18 @@ func TestPrometheusEndToEnd(t *testing.T) {
 	// The load: the final 2xx count exactly (the run waits for one scrape
 	// after the load), the rate over the phase's scrapes, the p99.
 	load := fmt.Sprintf(`{job="load",run_id=%q}`, runID)
-	q := fmt.Sprintf(`last_over_time(schedscope_load_completed_total{job="load",outcome="2xx"}[1m])`)
+	q := `last_over_time(schedscope_load_completed_total{job="load",outcome="2xx"}[1m])`
 	check("2xx count", q, prom.scalar(q, end), float64(res.OK), 0)
-	q = fmt.Sprintf(`schedscope_load_completed_total{job="load",outcome="2xx"}`)
-	// Progress is at most 250 ms old at each end of the window.
+	q = `schedscope_load_completed_total{job="load",outcome="2xx"}`
+	// The 2xx that arrived during the phase, per second: analysis.json's
+	// achieved_per_s from the run's polls ("2xx/s during" in the summary),
+	// not results.json's ok_per_s, which follows the phase's own requests
+	// past its end. The exported counter is up to 250 ms old at each end
+	// of the window; the scrapes and the polls start and end up to
+	// 1.25 s apart, which a throttled target's uneven rate turns into 10 %.
 	n, secs := prom.window(q, t0, t1)
 	rate := n / secs
-	check("2xx/s in the phase", q+"[phase]", rate, res.OKPerS, 2*0.25*res.OKPerS/(res.EndS-res.StartS-2)+0.05*res.OKPerS)
+	check("2xx/s during the phase", q+"[phase]", rate, fig.AchievedPerS, 2*0.25*fig.AchievedPerS/secs+0.1*fig.AchievedPerS)
 	q = fmt.Sprintf(`histogram_quantile(0.99, last_over_time(schedscope_load_latency_seconds_bucket%s[1m]))`, load)
 	// Prometheus interpolates inside the bucket holding the 99th
 	// percentile; the run's p99 lies in the same bucket, BucketFactor wide.
@@ -318,8 +342,6 @@ func TestPrometheusEndToEnd(t *testing.T) {
 	q = `last_over_time(schedscope_load_offered_rate{job="load"}[1m])`
 	check("offered rate", q, prom.scalar(q, end), res.OfferedRate, 0)
 
-	// The pool: both sample the same gauge, Prometheus every 1 s, the run
-	// every 250 ms, at other instants.
 	var workers *rundir.PoolFigures
 	for i := range fig.Pools {
 		if fig.Pools[i].Name == "workers" {
@@ -329,10 +351,22 @@ func TestPrometheusEndToEnd(t *testing.T) {
 	if workers == nil {
 		t.Fatalf("analysis.json: no workers pool in %+v", fig.Pools)
 	}
-	q = fmt.Sprintf(`avg_over_time((schedscope_pool_in_use{job="fixture",pool="workers"} >= bool schedscope_pool_size{job="fixture",pool="workers"})[%s:1s])`, phase)
-	check("workers saturated share", q, prom.scalar(q, t1), workers.SaturatedShare, 0.2)
-	q = fmt.Sprintf(`avg_over_time(schedscope_pool_in_use{job="fixture",pool="workers"}[%s])`, phase)
-	check("workers mean in use", q, prom.scalar(q, t1), workers.MeanInUse, 0.5)
+	// Prometheus' samples inside the phase, against the run's polls in it:
+	// a sample at either end may fall while the pool was still filling or
+	// already draining, so each side may differ by one sample's weight.
+	q = `schedscope_pool_in_use{job="fixture",pool="workers"}`
+	inUse := prom.samples(q, t0, t1)
+	saturated, sum := 0.0, 0.0
+	for _, v := range inUse {
+		sum += v
+		if int(v) >= workers.Size {
+			saturated++
+		}
+	}
+	samples := float64(len(inUse))
+	weight := 1/samples + 1/float64(max(fig.Polls, 1))
+	check("workers saturated share", fmt.Sprintf("share of %s[phase] >= size", q), saturated/samples, workers.SaturatedShare, weight)
+	check("workers mean in use", fmt.Sprintf("avg of %s[phase]", q), sum/samples, workers.MeanInUse, float64(workers.Size)*weight)
 	q = `last_over_time(schedscope_pool_size{job="fixture",pool="workers"}[1m])`
 	check("workers size", q, prom.scalar(q, end), float64(workers.Size), 0)
 	if workers.SaturatedShare < 0.5 {
