@@ -252,13 +252,15 @@ func prometheusBinary(t *testing.T) string {
 // writable cgroup hierarchy; without one, the throttling is left out).
 // Then Prometheus' answers are compared with the run's own figures
 // (results.json and analysis.json, which summary.txt prints): the 2xx
-// count exactly, the 2xx rate within what 250 ms-old progress at each end
-// of the window allows, the p99 within one classic bucket, the pool's
-// saturation and the throttling within one scrape interval (plus one of
-// the run's 250 ms polls) at each end of the phase. About 25 s; not under -short.
+// count exactly, the 2xx rate during the phase within what 250 ms-old
+// progress and windows 1.25 s apart allow, the p99 within one classic
+// bucket, the pool's saturation within one sample at each end, the
+// throttling within one scrape interval (plus one of the run's 250 ms
+// polls) at each end of the phase. docs/prometheus.md has the queries and
+// a run's answers. About 20 s; not under -short.
 func TestPrometheusEndToEnd(t *testing.T) {
 	if testing.Short() {
-		t.Skip("a real run scraped by a real Prometheus: about 25 s")
+		t.Skip("a real run scraped by a real Prometheus: about 20 s")
 	}
 	bin := prometheusBinary(t)
 
