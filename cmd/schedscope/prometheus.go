@@ -26,8 +26,8 @@ type promServer struct {
 	served chan struct{}
 
 	mu         sync.Mutex
-	lastScrape time.Time
-	scraped    chan struct{} // closed and replaced at every scrape
+	lastScrape time.Time     // when the latest scrape began
+	scraped    chan struct{} // closed and replaced at the end of every scrape
 }
 
 // startPrometheus listens on addr, before anything is sent, so a bad
@@ -44,9 +44,12 @@ func startPrometheus(addr string, m *promload.Metrics) (*promServer, error) {
 	h := prom.Handler(reg)
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		began := time.Now() // the figures served are those of this moment
 		h.ServeHTTP(w, r)
 		p.mu.Lock()
-		p.lastScrape = time.Now()
+		if began.After(p.lastScrape) {
+			p.lastScrape = began
+		}
 		close(p.scraped)
 		p.scraped = make(chan struct{})
 		p.mu.Unlock()
@@ -60,24 +63,29 @@ func startPrometheus(addr string, m *promload.Metrics) (*promServer, error) {
 }
 
 // stop waits, when the figures have been scraped at all, for one scrape
-// after the load ended (at most finalScrapeWait, less when ctx ends), so
+// that began after the load ended (at most finalScrapeWait, less when ctx ends), so
 // Prometheus holds the final figures; then it closes the server. A nil p
 // does nothing.
 func (p *promServer) stop(ctx context.Context, loadEnded time.Time) {
 	if p == nil {
 		return
 	}
-	p.mu.Lock()
-	last, next := p.lastScrape, p.scraped
-	p.mu.Unlock()
-	if !last.IsZero() && last.Before(loadEnded) {
-		t := time.NewTimer(finalScrapeWait)
+	t := time.NewTimer(finalScrapeWait)
+	defer t.Stop()
+	for {
+		p.mu.Lock()
+		last, next := p.lastScrape, p.scraped
+		p.mu.Unlock()
+		if last.IsZero() || !last.Before(loadEnded) {
+			break // never scraped, or scraped since the load ended
+		}
 		select {
 		case <-next:
+			continue
 		case <-t.C:
 		case <-ctx.Done():
 		}
-		t.Stop()
+		break
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()

@@ -397,3 +397,53 @@ func TestPrometheusEndToEnd(t *testing.T) {
 		t.Errorf("300/s x 2 ms under 0.5 CPU throttled in only %.0f %% of periods", 100*cg.ThrottledShare)
 	}
 }
+
+// TestPrometheusFinalScrape: after the load, --prometheus keeps serving
+// until a scrape that began after the load's end, so Prometheus holds the
+// final figures; not at all when nothing ever scraped it.
+func TestPrometheusFinalScrape(t *testing.T) {
+	scrape := func(addr string) {
+		t.Helper()
+		resp, err := http.Get("http://" + addr + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	stopped := func(ps *promServer, ended time.Time) chan struct{} {
+		done := make(chan struct{})
+		go func() { defer close(done); ps.stop(context.Background(), ended) }()
+		return done
+	}
+
+	addr := freeAddr(t)
+	ps, err := startPrometheus(addr, promload.New("final"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	scrape(addr)
+	done := stopped(ps, time.Now())
+	select {
+	case <-done:
+		t.Fatal("stopped without waiting for a scrape after the load")
+	case <-time.After(300 * time.Millisecond):
+	}
+	scrape(addr)
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("still serving 5 s after the final scrape")
+	}
+
+	// Never scraped: nothing waits for it.
+	addr = freeAddr(t)
+	if ps, err = startPrometheus(addr, promload.New("unwatched")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-stopped(ps, time.Now()):
+	case <-time.After(5 * time.Second):
+		t.Fatal("an unscraped server waited for a scrape")
+	}
+}
