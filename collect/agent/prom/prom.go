@@ -100,7 +100,7 @@ func NewCollector(a *agent.Agent, opts Options) *Collector {
 		poolInUse:        d("pool_in_use", "Pool members busy now.", pool...),
 		poolIdle:         d("pool_idle", "Pool members open but not busy now (connections).", pool...),
 		poolWaiting:      d("pool_waiting", "Callers waiting for a pool member now; absent when the pool cannot tell (database/sql).", pool...),
-		poolWait:         d("pool_wait_seconds", "Acquisitions that had to wait, and the time they waited (count and sum; the pool adapters keep no distribution, so the only bucket is +Inf).", pool...),
+		poolWait:         d("pool_wait_seconds", "Acquisitions that had to wait and how long they waited; buckets where the pool keeps a distribution (agent.TransportPool), else only +Inf (database/sql).", pool...),
 		poolAcquired:     d("pool_acquired_total", "Pool acquisitions; absent when the pool does not count them.", pool...),
 		poolHold:         d("pool_hold_seconds_total", "Total time pool members were held; absent when the pool does not count it.", pool...),
 		gomaxprocs:       d("gomaxprocs", "runtime.GOMAXPROCS(0) now."),
@@ -151,7 +151,7 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		if p.Known.Waiting {
 			gauge(c.poolWaiting, float64(p.Waiting), name, p.Kind)
 		}
-		ch <- prometheus.MustNewConstHistogram(c.poolWait, uint64(max(p.WaitCount, 0)), p.WaitDuration.Seconds(), nil, name, p.Kind)
+		ch <- waitHistogram(c.poolWait, p, name)
 		if p.Known.Acquired {
 			counter(c.poolAcquired, float64(p.Acquired), name, p.Kind)
 			counter(c.poolHold, p.HoldDuration.Seconds(), name, p.Kind)
@@ -201,6 +201,23 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 		gauge(c.probeGoroutines, float64(p.Goroutines))
 		gauge(c.probeTime, float64(st.LastProbeAt.UnixNano())/1e9)
 	}
+}
+
+// waitHistogram is p's waits as a histogram: count and sum always, the
+// buckets of p.Waits when the pool keeps them.
+func waitHistogram(d *prometheus.Desc, p agent.PoolStats, name string) prometheus.Metric {
+	count := uint64(max(p.WaitCount, 0))
+	var buckets map[float64]uint64
+	if w := p.Waits; w != nil && len(w.Bounds) == len(w.Counts) {
+		buckets = make(map[float64]uint64, len(w.Bounds))
+		var cum uint64
+		for i, b := range w.Bounds {
+			cum += uint64(max(w.Counts[i], 0))
+			buckets[b.Seconds()] = cum
+		}
+		count = max(count, cum)
+	}
+	return prometheus.MustNewConstHistogram(d, count, p.WaitDuration.Seconds(), buckets, name, p.Kind)
 }
 
 func (c *Collector) collectCPULimit(ch chan<- prometheus.Metric) {

@@ -1,7 +1,9 @@
 package prom_test
 
 import (
+	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -124,6 +126,10 @@ func TestExposition(t *testing.T) {
 	a.Pools().Register("db", agent.PoolFunc(func() agent.PoolStats {
 		return agent.PoolStats{Kind: "sql.DB", Size: 10, InUse: 7, Idle: 3, WaitCount: 4, WaitDuration: 2 * time.Second}
 	}))
+	a.Pools().Register("downstream", agent.PoolFunc(func() agent.PoolStats {
+		return agent.PoolStats{Kind: "http.Transport", Size: 4, WaitCount: 5, WaitDuration: 1100 * time.Millisecond,
+			Waits: &agent.WaitHistogram{Bounds: []time.Duration{time.Millisecond, 10 * time.Millisecond, time.Second}, Counts: []int64{2, 2, 1}}}
+	}))
 	a.Pools().Register("workers", agent.PoolFunc(func() agent.PoolStats {
 		return agent.PoolStats{Size: 8, InUse: 8, Waiting: 5, Acquired: 100, HoldDuration: 30 * time.Second,
 			Known: agent.Known{Waiting: true, Acquired: true}}
@@ -163,8 +169,20 @@ func TestExposition(t *testing.T) {
 		}
 	}
 	for _, m := range fams["schedscope_pool_wait_seconds"].GetMetric() {
-		if m.GetLabel()[1].GetValue() == "db" && m.GetHistogram().GetSampleSum() != 2 {
-			t.Errorf("db pool wait histogram: sum %g s, want 2", m.GetHistogram().GetSampleSum())
+		h := m.GetHistogram()
+		switch m.GetLabel()[1].GetValue() {
+		case "db": // database/sql: count and sum only
+			if b := h.GetBucket(); h.GetSampleSum() != 2 || len(b) != 1 || !math.IsInf(b[0].GetUpperBound(), 1) {
+				t.Errorf("db pool wait histogram: sum %g s, buckets %v; want 2 and none but +Inf", h.GetSampleSum(), h.GetBucket())
+			}
+		case "downstream": // a distribution: cumulative buckets at the bounds
+			var got []string
+			for _, b := range h.GetBucket() {
+				got = append(got, fmt.Sprintf("%g:%d", b.GetUpperBound(), b.GetCumulativeCount()))
+			}
+			if strings.Join(got, " ") != "0.001:2 0.01:4 1:5 +Inf:5" || h.GetSampleCount() != 5 {
+				t.Errorf("downstream pool wait buckets %v, count %d; want 0.001:2 0.01:4 1:5 +Inf:5, 5", got, h.GetSampleCount())
+			}
 		}
 	}
 	if _, ok := fams["schedscope_pool_waiting"]; ok {
