@@ -375,6 +375,27 @@ func TestPrometheusEndToEnd(t *testing.T) {
 		t.Errorf("the pool of 4 at 300/s x 2 ms under 0.5 CPU was saturated in only %.0f %% of the run's polls", 100*workers.SaturatedShare)
 	}
 
+	// Every query of the dashboard, its variables set to all, is PromQL
+	// this Prometheus accepts (query fails the test otherwise).
+	b, err := os.ReadFile(dashboardFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d dashboard
+	if err := json.Unmarshal(b, &d); err != nil {
+		t.Fatal(err)
+	}
+	vars := strings.NewReplacer("$__rate_interval", "4s", "$instance", ".*", "$run_id", ".*")
+	answered := 0
+	for _, p := range d.Panels {
+		for _, q := range p.Targets {
+			if len(prom.query(vars.Replace(q.Expr), t1)) > 0 {
+				answered++
+			}
+		}
+	}
+	t.Logf("dashboard: %d of its queries answered with data at the phase's end", answered)
+
 	if quota == nil {
 		return
 	}
