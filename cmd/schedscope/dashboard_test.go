@@ -169,7 +169,7 @@ func TestDashboard(t *testing.T) {
 	h.RecordValue(int64(time.Millisecond))
 	m.Interval(load.Interval{Kind: load.Steady, Latency: h, SendLag: h})
 	addr := freeAddr(t)
-	ps, err := startPrometheus(addr, m)
+	ps, err := startPrometheus(addr, m, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}

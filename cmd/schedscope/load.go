@@ -230,7 +230,7 @@ func runLoad(ctx context.Context, s *stdio, args []string) error {
 	if f.promAddr != "" {
 		m := promload.New("load-" + time.Now().Format("20060102-150405"))
 		cfg.Progress, cfg.Interval = chain(cfg.Progress, m.Progress), chain(cfg.Interval, m.Interval)
-		if ps, err = startPrometheus(f.promAddr, m); err != nil {
+		if ps, err = startPrometheus(f.promAddr, m, s.errOut); err != nil {
 			jsonFile.discard()
 			hdrFile.discard()
 			return err

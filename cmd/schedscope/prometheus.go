@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"sync"
@@ -32,12 +34,14 @@ type promServer struct {
 
 // startPrometheus listens on addr, before anything is sent, so a bad
 // address or a port in use is a usage error, and serves m beside the
-// generator's own Go runtime metrics.
-func startPrometheus(addr string, m *promload.Metrics) (*promServer, error) {
+// generator's own Go runtime metrics. It says where on w (port 0 picks
+// one).
+func startPrometheus(addr string, m *promload.Metrics, w io.Writer) (*promServer, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, usageErr("--prometheus %s: %v", addr, err)
 	}
+	fmt.Fprintf(w, "prometheus: the load's figures at http://%s/metrics\n", ln.Addr())
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(m, collectors.NewGoCollector())
 	p := &promServer{served: make(chan struct{}), scraped: make(chan struct{})}

@@ -439,7 +439,7 @@ func TestPrometheusFinalScrape(t *testing.T) {
 	}
 
 	addr := freeAddr(t)
-	ps, err := startPrometheus(addr, promload.New("final"))
+	ps, err := startPrometheus(addr, promload.New("final"), io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -459,7 +459,7 @@ func TestPrometheusFinalScrape(t *testing.T) {
 
 	// Never scraped: nothing waits for it.
 	addr = freeAddr(t)
-	if ps, err = startPrometheus(addr, promload.New("unwatched")); err != nil {
+	if ps, err = startPrometheus(addr, promload.New("unwatched"), io.Discard); err != nil {
 		t.Fatal(err)
 	}
 	select {

@@ -122,16 +122,8 @@ func runRun(ctx context.Context, s *stdio, args []string) error {
 	if cfg.Out == "" {
 		cfg.Out = outPrefix + time.Now().Format("20060102-150405")
 	}
-	var ps *promServer
-	if lf.promAddr != "" {
-		if f.repeat > 1 {
-			return usageErr("--prometheus with --repeat: not supported; expose one run at a time")
-		}
-		m := promload.New(filepath.Base(cfg.Out))
-		cfg.LoadProgress, cfg.LoadInterval = m.Progress, m.Interval
-		if ps, err = startPrometheus(lf.promAddr, m); err != nil {
-			return err
-		}
+	if lf.promAddr != "" && f.repeat > 1 {
+		return usageErr("--prometheus with --repeat: not supported; expose one run at a time")
 	}
 	var repeat *repeatPlan
 	if f.repeat > 1 {
@@ -149,6 +141,14 @@ func runRun(ctx context.Context, s *stdio, args []string) error {
 		}
 		defer outs[0].close()
 		cfg.CommandLog = outs[0]
+	}
+	var ps *promServer
+	if lf.promAddr != "" {
+		m := promload.New(filepath.Base(cfg.Out))
+		cfg.LoadProgress, cfg.LoadInterval = m.Progress, m.Interval
+		if ps, err = startPrometheus(lf.promAddr, m, s.errOut); err != nil {
+			return err
+		}
 	}
 	switch {
 	case repeat != nil:
