@@ -10,8 +10,10 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/schedscope/schedscope/collect/load"
+	"github.com/schedscope/schedscope/collect/load/promload"
 )
 
 const loadSynopsis = "load [flags] URL"
@@ -31,6 +33,7 @@ type loadFlags struct {
 	procs    int
 	engine   string
 	force    bool
+	promAddr string
 }
 
 // headerList collects repeated -H flags as given: "Name: value", or @FILE
@@ -105,6 +108,7 @@ func newLoadFlagSet(out io.Writer) (*flag.FlagSet, *loadFlags) {
 	fs.StringVar(&f.client, "client", string(load.Lean), "HTTP client: lean or net/http")
 	fs.StringVar(&f.progress, "progress", "auto", "live one-line progress on stderr: auto (when a terminal), on, off")
 	fs.IntVar(&f.procs, "procs", 0, "GOMAXPROCS of the generator (0: Go's default, at most 1024); see bench/README.md for 1 vs 2 on a 2-core machine")
+	fs.StringVar(&f.promAddr, "prometheus", "", "serve the load's live figures for Prometheus at http://ADDR/metrics (e.g. 127.0.0.1:9465), labelled with the run's id; docs/prometheus.md")
 	fs.StringVar(&f.engine, "engine", "auto", "how requests are sent: auto (an event loop on Linux for plain HTTP with the lean client) or goroutines (one per connection or user)")
 	return fs, f
 }
@@ -222,11 +226,23 @@ func runLoad(ctx context.Context, s *stdio, args []string) error {
 		cfg.Progress = status.show
 	}
 
+	var ps *promServer
+	if f.promAddr != "" {
+		m := promload.New("load-" + time.Now().Format("20060102-150405"))
+		cfg.Progress, cfg.Interval = chain(cfg.Progress, m.Progress), chain(cfg.Interval, m.Interval)
+		if ps, err = startPrometheus(f.promAddr, m, s.errOut); err != nil {
+			jsonFile.discard()
+			hdrFile.discard()
+			return err
+		}
+	}
+
 	if f.procs > 0 {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(f.procs))
 	}
 	res, err := load.Run(ctx, cfg)
 	status.clear()
+	defer ps.stop(ctx, time.Now()) // after the table: the figures' last scrape
 	if err != nil {
 		jsonFile.discard()
 		hdrFile.discard()
