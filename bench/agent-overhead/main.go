@@ -5,6 +5,11 @@
 //
 //	go run ./bench/agent-overhead -rounds 6 -rate 1000 -duration 10s -variants none,agent,agent-nofr
 //
+// The cost of a Prometheus scrape of the agent at 1 Hz, against no
+// scraping (both with the flight recorder on demand, not armed):
+//
+//	go run ./bench/agent-overhead -rounds 8 -rate 1000 -duration 10s -variants agent-idle,agent-prom
+//
 // The target is this program itself in -serve mode: the fixture server
 // (goroutine model) with or without the agent at /debug/schedscope/. Its CPU
 // comes from /proc over each steady phase. The load generator runs
@@ -32,7 +37,11 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
 	"github.com/schedscope/schedscope/collect/agent"
+	"github.com/schedscope/schedscope/collect/agent/prom"
 	"github.com/schedscope/schedscope/collect/load"
 	"github.com/schedscope/schedscope/internal/fixtures"
 	"github.com/schedscope/schedscope/internal/fixtures/fixtureagent"
@@ -47,6 +56,7 @@ func main() {
 	onDemand := flag.Bool("fr-on-demand", false, "target mode: the agent's flight recorder on demand (not armed)")
 	variantList := flag.String("variants", "none,agent", "variants to compare, the first is the baseline: none, agent, agent-nofr, agent-ondemand, agent+profiling")
 	together := flag.Bool("together", false, "run the variants of a round at the same time (each its own target and load), so they share the machine's state")
+	withProm := flag.Bool("prom", false, "target mode: the agent serves metrics?format=prometheus (its collector and the Go collector, as the fixture's agent)")
 	profiling := flag.Bool("profiling", false, "target mode: also enable block and mutex profiling (fixtureagent's rates)")
 	model := flag.String("model", "goroutine", "target mode: the fixture's concurrency model")
 	workers := flag.Int("workers", 0, "target mode: workers of the pool model (0: the fixture's default)")
@@ -72,7 +82,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if *serve != "" {
-		err = serveFixture(ctx, *serve, *withAgent, *profiling, *noFR, *onDemand, token, *model, *workers, *dbPool)
+		err = serveFixture(ctx, *serve, *withAgent, *withProm, *profiling, *noFR, *onDemand, token, *model, *workers, *dbPool)
 	} else {
 		err = bench(ctx, *rounds, *rate, *duration, *warmup, *path, strings.Split(*variantList, ","), *together)
 	}
@@ -99,7 +109,7 @@ func readToken(path string) (string, error) {
 	return token, nil
 }
 
-func serveFixture(ctx context.Context, addr string, withAgent, profiling, noFR, onDemand bool, token, model string, workers, dbPool int) error {
+func serveFixture(ctx context.Context, addr string, withAgent, withProm, profiling, noFR, onDemand bool, token, model string, workers, dbPool int) error {
 	cfg := fixtures.DefaultConfig()
 	cfg.Addr = addr
 	m, err := fixtures.ParseModel(model)
@@ -118,6 +128,10 @@ func serveFixture(ctx context.Context, addr string, withAgent, profiling, noFR, 
 		// The agent's default is on demand; the "agent" variant measures an
 		// always-on recorder, as it did when that was the default.
 		opts := agent.Options{Token: token, FlightRecorder: agent.FlightRecorderOptions{Disabled: noFR, AlwaysOn: !noFR && !onDemand}}
+		reg := prometheus.NewRegistry()
+		if withProm {
+			opts.Exposition = prom.Handler(reg)
+		}
 		if profiling {
 			fa, err = fixtureagent.New(opts) // block and mutex profiling on
 		} else {
@@ -129,6 +143,10 @@ func serveFixture(ctx context.Context, addr string, withAgent, profiling, noFR, 
 			return err
 		}
 		defer fa.Close()
+		if withProm {
+			reg.MustRegister(prom.NewCollector(fa.Unwrap(), prom.Options{}),
+				collectors.NewGoCollector(collectors.WithGoCollectorRuntimeMetrics(collectors.MetricsScheduler, collectors.MetricsGC)))
+		}
 	}
 	srv, err := fixtureagent.Start(ctx, cfg, fa)
 	if err != nil {
@@ -150,23 +168,45 @@ type measurement struct {
 }
 
 // variants maps a variant name to the target's flags; every agent variant
-// is polled at 1 Hz.
+// is polled at 1 Hz (see polled).
 var variants = map[string][]string{
 	"none":            nil,
 	"agent":           {"-agent"},
 	"agent-nofr":      {"-agent", "-no-fr"},
 	"agent-ondemand":  {"-agent", "-fr-on-demand"},
 	"agent+profiling": {"-agent", "-profiling"},
+	"agent-idle":      {"-agent", "-fr-on-demand", "-prom"},
+	"agent-prom":      {"-agent", "-fr-on-demand", "-prom"},
+}
+
+// polled is the path an agent variant's target is polled on at 1 Hz:
+// /metrics (JSON) unless named here; "" is not polled. agent-idle and
+// agent-prom compare the Prometheus exposition scraped at 1 Hz with no
+// scraping at all.
+var polled = map[string]string{
+	"agent-idle": "",
+	"agent-prom": "/debug/schedscope/metrics?format=prometheus",
+}
+
+// pollPath is the path variant name's target is polled on, "" for none.
+func pollPath(name string) string {
+	if p, ok := polled[name]; ok {
+		return p
+	}
+	if slices.Contains(variants[name], "-agent") {
+		return "/debug/schedscope/metrics"
+	}
+	return ""
 }
 
 func bench(ctx context.Context, rounds int, rate float64, duration, warmup time.Duration, path string, names []string, together bool) error {
 	for _, n := range names {
 		if _, ok := variants[n]; !ok {
-			return fmt.Errorf("unknown variant %q (known: none, agent, agent-nofr, agent+profiling)", n)
+			return fmt.Errorf("unknown variant %q (known: none, agent, agent-nofr, agent-ondemand, agent+profiling, agent-idle, agent-prom)", n)
 		}
 	}
 	fmt.Printf("load average before: %s\n", target.LoadAverage())
-	fmt.Printf("variants %s (agent: flight recorder on, /metrics polled at 1 Hz; -nofr: recorder off; +profiling: block/mutex profiling on)\n", strings.Join(names, ", "))
+	fmt.Printf("variants %s (agent: flight recorder on, /metrics polled at 1 Hz; -nofr: recorder off; +profiling: block/mutex profiling on; agent-idle: recorder on demand, not polled; agent-prom: recorder on demand, metrics?format=prometheus scraped at 1 Hz)\n", strings.Join(names, ", "))
 	fmt.Printf("variants run at the same time: %v\n", together)
 	fmt.Printf("rate %.0f req/s, %v steady + %v warm-up per variant, %d rounds, path %s\n\n", rate, duration, warmup, rounds, path)
 	res := map[string][]measurement{}
@@ -185,13 +225,13 @@ func bench(ctx context.Context, rounds int, rate float64, duration, warmup time.
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					ms[k], errs[k] = measure(ctx, variants[name], rate, duration, warmup, path)
+					ms[k], errs[k] = measure(ctx, variants[name], pollPath(name), rate, duration, warmup, path)
 				}()
 			}
 			wg.Wait()
 		} else {
 			for k, name := range order {
-				ms[k], errs[k] = measure(ctx, variants[name], rate, duration, warmup, path)
+				ms[k], errs[k] = measure(ctx, variants[name], pollPath(name), rate, duration, warmup, path)
 			}
 		}
 		for k, name := range order {
@@ -235,11 +275,11 @@ func median(ms []measurement) float64 {
 
 // measure starts a fresh target, drives the load and returns the target's
 // CPU per request over the steady phase.
-func measure(ctx context.Context, flags []string, rate float64, duration, warmup time.Duration, path string) (measurement, error) {
+// poll, when not empty, is the path polled at 1 Hz.
+func measure(ctx context.Context, flags []string, poll string, rate float64, duration, warmup time.Duration, path string) (measurement, error) {
 	// The target picks its own port and says which: a port picked here and
 	// released would race with the load generators' ephemeral ports.
 	args := append([]string{"-serve", "127.0.0.1:0"}, flags...)
-	withAgent := slices.Contains(flags, "-agent")
 	cmd := exec.CommandContext(ctx, os.Args[0], args...)
 	cmd.Stderr = os.Stderr
 	stdout, err := cmd.StdoutPipe()
@@ -269,7 +309,7 @@ func measure(ctx context.Context, flags []string, rate float64, duration, warmup
 	pollDone := make(chan struct{})
 	go func() {
 		defer close(pollDone)
-		if !withAgent {
+		if poll == "" {
 			return
 		}
 		t := time.NewTicker(time.Second)
@@ -280,10 +320,12 @@ func measure(ctx context.Context, flags []string, rate float64, duration, warmup
 				return
 			case <-t.C:
 			}
-			if resp, err := http.Get(base + "/debug/schedscope/metrics"); err == nil {
+			if resp, err := http.Get(base + poll); err == nil {
 				io.Copy(io.Discard, resp.Body)
 				resp.Body.Close()
-				m.polls++
+				if resp.StatusCode == http.StatusOK {
+					m.polls++ // polls counts the answered ones
+				}
 			}
 		}
 	}()

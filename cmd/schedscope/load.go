@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/schedscope/schedscope/collect/load"
+	"github.com/schedscope/schedscope/collect/load/promload"
 )
 
 const loadSynopsis = "load [flags] URL"
@@ -38,6 +39,7 @@ type loadFlags struct {
 	shards      int
 	startAt     string
 	shardSource string
+	promAddr    string
 }
 
 // headerList collects repeated -H flags as given: "Name: value", or @FILE
@@ -115,6 +117,7 @@ func newLoadFlagSet(out io.Writer) (*flag.FlagSet, *loadFlags) {
 	fs.StringVar(&f.shard, "shard", "", "send shard i of N of the open-model schedule (i from 0), e.g. 0/4: requests i, i+N, i+2N, ... of the schedule --rate/--rates describe; default: from the scheduler ($JOB_COMPLETION_INDEX with --shards, $SLURM_PROCID of $SLURM_NTASKS, $SLURM_ARRAY_TASK_ID); --shard 0/1 sends it all (docs/sharded-load.md)")
 	fs.IntVar(&f.shards, "shards", 0, "how many shards share the schedule, with an index from the scheduler (a Kubernetes Indexed Job's completions)")
 	fs.StringVar(&f.startAt, "start-at", "", "begin at this wall-clock instant, for every shard together: RFC 3339 (2026-12-01T21:00:00Z) or +D@FILE, D after FILE's modification time (a file every shard sees)")
+	fs.StringVar(&f.promAddr, "prometheus", "", "serve the load's live figures for Prometheus at http://ADDR/metrics (e.g. 127.0.0.1:9465), labelled with the run's id; docs/prometheus.md")
 	fs.StringVar(&f.engine, "engine", "auto", "how requests are sent: auto (an event loop on Linux for plain HTTP with the lean client) or goroutines (one per connection or user)")
 	return fs, f
 }
@@ -270,7 +273,7 @@ func runLoad(ctx context.Context, s *stdio, args []string) error {
 		if f.procs > 0 {
 			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(f.procs))
 		}
-		return runLoadDir(ctx, s, cfg, *outDir, args, status)
+		return runLoadDir(ctx, s, cfg, *outDir, args, status, f.promAddr)
 	}
 	outs, err := openOutputs(f.force, output{"--json", f.jsonOut}, output{"--hdr-log", f.hdrLog})
 	if err != nil {
@@ -290,11 +293,23 @@ func runLoad(ctx context.Context, s *stdio, args []string) error {
 		cfg.Progress = status.show
 	}
 
+	var ps *promServer
+	if f.promAddr != "" {
+		m := promload.New("load-" + time.Now().Format("20060102-150405"))
+		cfg.Progress, cfg.Interval = chain(cfg.Progress, m.Progress), chain(cfg.Interval, m.Interval)
+		if ps, err = startPrometheus(f.promAddr, m, s.errOut); err != nil {
+			jsonFile.discard()
+			hdrFile.discard()
+			return err
+		}
+	}
+
 	if f.procs > 0 {
 		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(f.procs))
 	}
 	res, err := load.Run(ctx, cfg)
 	status.clear()
+	defer ps.stop(ctx, time.Now()) // after the table: the figures' last scrape
 	if err != nil {
 		jsonFile.discard()
 		hdrFile.discard()

@@ -8,9 +8,11 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"strconv"
 	"time"
 
 	"github.com/schedscope/schedscope/collect/load"
+	"github.com/schedscope/schedscope/collect/load/promload"
 	"github.com/schedscope/schedscope/internal/rundir"
 	"github.com/schedscope/schedscope/internal/target"
 )
@@ -103,8 +105,9 @@ func buildModuleVersion() string {
 	return "(devel)"
 }
 
-// runLoadDir runs cfg with its results going into dir.
-func runLoadDir(ctx context.Context, s *stdio, cfg load.Config, dir string, args []string, status *statusLine) error {
+// runLoadDir runs cfg with its results going into dir, and its live
+// figures served for Prometheus at promAddr when set.
+func runLoadDir(ctx context.Context, s *stdio, cfg load.Config, dir string, args []string, status *statusLine, promAddr string) error {
 	d, err := createLoadDir(dir, cfg, args)
 	if err != nil {
 		return err
@@ -113,8 +116,21 @@ func runLoadDir(ctx context.Context, s *stdio, cfg load.Config, dir string, args
 	if cfg.Progress == nil && status != nil {
 		cfg.Progress = status.show
 	}
+	var ps *promServer
+	if promAddr != "" {
+		id := "load-" + time.Now().Format("20060102-150405")
+		if cfg.Shard.Count > 1 {
+			id += "-shard-" + strconv.Itoa(cfg.Shard.Index)
+		}
+		m := promload.New(id)
+		cfg.Progress, cfg.Interval = chain(cfg.Progress, m.Progress), chain(cfg.Interval, m.Interval)
+		if ps, err = startPrometheus(promAddr, m, s.errOut); err != nil {
+			return errors.Join(err, d.finish(nil, err))
+		}
+	}
 	res, err := load.Run(ctx, cfg)
 	status.clear()
+	defer ps.stop(ctx, time.Now()) // after the table: the figures' last scrape
 	if ferr := d.finish(res, err); ferr != nil || err != nil {
 		return errors.Join(err, ferr)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/schedscope/schedscope/cmd/schedscope/internal/feed"
 	"github.com/schedscope/schedscope/collect/agent"
 	"github.com/schedscope/schedscope/collect/load"
+	"github.com/schedscope/schedscope/collect/load/promload"
 	"github.com/schedscope/schedscope/internal/collect"
 	"github.com/schedscope/schedscope/internal/cond"
 	"github.com/schedscope/schedscope/internal/derive"
@@ -120,6 +122,9 @@ func runRun(ctx context.Context, s *stdio, args []string) error {
 	if cfg.Out == "" {
 		cfg.Out = outPrefix + time.Now().Format("20060102-150405")
 	}
+	if lf.promAddr != "" && f.repeat > 1 {
+		return usageErr("--prometheus with --repeat: not supported; expose one run at a time")
+	}
 	var repeat *repeatPlan
 	if f.repeat > 1 {
 		if repeat, err = newRepeatPlan(cfg, f.repeat, f.repeatPause); err != nil {
@@ -137,6 +142,14 @@ func runRun(ctx context.Context, s *stdio, args []string) error {
 		defer outs[0].close()
 		cfg.CommandLog = outs[0]
 	}
+	var ps *promServer
+	if lf.promAddr != "" {
+		m := promload.New(filepath.Base(cfg.Out))
+		cfg.LoadProgress, cfg.LoadInterval = m.Progress, m.Interval
+		if ps, err = startPrometheus(lf.promAddr, m, s.errOut); err != nil {
+			return err
+		}
+	}
 	switch {
 	case repeat != nil:
 		repeat.cfg.CommandLog = cfg.CommandLog
@@ -146,6 +159,7 @@ func runRun(ctx context.Context, s *stdio, args []string) error {
 	default:
 		err = runWithDashboard(ctx, s, cfg)
 	}
+	ps.stop(ctx, time.Now())
 	if err != nil || len(conds) == 0 {
 		return err
 	}

@@ -31,7 +31,7 @@ func runSweep(ctx context.Context, s *stdio, args []string) error {
 	var (
 		cfg                 sweep.Config
 		gomaxprocs, rates   string
-		cpuLimits           string
+		cpuLimits, limitOn  string
 		users, models       string
 		sets                setFlag
 		out, resume, client string
@@ -45,6 +45,8 @@ func runSweep(ctx context.Context, s *stdio, args []string) error {
 	fs.StringVar(&cfg.Fixture, "fixture", "", "run schedscope's own fixture as the target: 'SCENARIO[?QUERY] [fixture flags]', e.g. 'sleep --model pool --workers 8' or 'cpu?rounds=20000'")
 	fs.StringVar(&gomaxprocs, "gomaxprocs", "", "GOMAXPROCS values to sweep, e.g. 1,2,4,8; auto leaves it unset, so the target's runtime chooses (Go >= 1.25 follows --cpu-limits)")
 	fs.StringVar(&cpuLimits, "cpu-limits", "", "CPU limits to sweep, in CPUs, e.g. 0.5,1,2: each line's target starts in a fresh cgroup with that CPU quota (needs root and a writable cgroup cpu controller)")
+	fs.StringVar(&limitOn, "cpu-limit-on", "leaf", "where each --cpu-limits quota goes: leaf (the target's own cgroup) or parent (a cgroup above the target's, as a pod-level limit: the Go runtime does not read it, golang/go#81180)")
+	fs.DurationVar(&cfg.TargetP99, "target-p99", 0, "with --cpu-limits and --rates: the report names the smallest limit that carries each rate with a p99 within this, e.g. 50ms")
 	fs.StringVar(&rates, "rates", "", "open model: offered rates of the ladder in req/s, e.g. 500,1000,2000")
 	fs.StringVar(&users, "users", "", "closed model instead of --rates: user counts of the ladder, e.g. 10,50,200 (each user sends, waits for the answer, thinks, repeats)")
 	fs.DurationVar(&cfg.Think, "think", 0, "closed model: each user's pause between an answer and its next request")
@@ -108,6 +110,13 @@ func runSweep(ctx context.Context, s *stdio, args []string) error {
 		}
 		if cfg.CPULimits, err = sweepFloats(cpuLimits); err != nil {
 			return usageErr("--cpu-limits: %v", err)
+		}
+		switch limitOn {
+		case "leaf":
+		case "parent":
+			cfg.LimitOnParent = true
+		default:
+			return usageErr("--cpu-limit-on %q: want leaf or parent", limitOn)
 		}
 		if cfg.Rates, err = sweepFloats(rates); err != nil {
 			return usageErr("--rates: %v", err)

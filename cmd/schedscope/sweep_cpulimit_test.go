@@ -3,11 +3,16 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/schedscope/schedscope/internal/capacity"
+	"github.com/schedscope/schedscope/internal/report"
 	"github.com/schedscope/schedscope/internal/rundir"
 	"github.com/schedscope/schedscope/internal/sweep"
 )
@@ -72,4 +77,145 @@ func TestSweepCPULimitEndToEnd(t *testing.T) {
 	if started != 2 {
 		t.Errorf("%d start lines name a cgroup, want 2:\n%s", started, errOut)
 	}
+}
+
+// quotaSweep runs a CPU-limit sweep of the fixture with args and returns
+// its analysis, as the report reads it. As root on a writable cgroup
+// hierarchy, not under -short.
+func quotaSweep(t *testing.T, args ...string) *report.SweepReport {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("a real CPU-limit sweep")
+	}
+	if os.Getuid() != 0 {
+		t.Skip("needs root")
+	}
+	if _, _, err := sweep.PrepareCgroups(""); err != nil {
+		t.Skip(err)
+	}
+	t.Setenv(envExec, "1") // the fixture is this test binary, run as schedscope
+	dir := filepath.Join(t.TempDir(), "sweep")
+	args = append([]string{"sweep", "--iterations", "1", "--no-tui", "--out", dir}, args...)
+	code, out, errOut := runCLI(t, context.Background(), args...)
+	if code != 0 {
+		t.Fatalf("sweep: exit %d\nstdout %s\nstderr %s", code, out, errOut)
+	}
+	r, err := report.AnalyzeSweep(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, report.ReportFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("progress:\n%s\nreport:\n%s", errOut, b)
+		}
+	})
+	return r
+}
+
+func quotaLevel(t *testing.T, r *report.SweepReport, gomaxprocs int) capacity.Level {
+	t.Helper()
+	for _, l := range r.Analysis.Levels {
+		if l.Line.GOMAXPROCS == gomaxprocs {
+			return l
+		}
+	}
+	t.Fatalf("no line with GOMAXPROCS %d", gomaxprocs)
+	return capacity.Level{}
+}
+
+func quotaCell(t *testing.T, l capacity.Level, rate float64) capacity.Cell {
+	t.Helper()
+	for _, c := range l.Cells {
+		if c.OfferedRate == rate {
+			return c
+		}
+	}
+	t.Fatalf("%s: no cell at %v req/s", l.Label, rate)
+	return capacity.Cell{}
+}
+
+func hasQuotaFinding(r *report.SweepReport, k capacity.QuotaKind, gomaxprocs int) bool {
+	for _, f := range r.Analysis.Quota.Findings {
+		if f.Kind == k && (gomaxprocs < 0 || f.Line.GOMAXPROCS == gomaxprocs) {
+			return true
+		}
+	}
+	return false
+}
+
+// TestQuotaShapes reproduces issue 16's shapes on this machine.
+func TestQuotaShapes(t *testing.T) {
+	// /cpu?us=2000 under a 1-CPU limit, at 400 req/s (0.8 CPU, within the
+	// quota) and 750 (1.5 CPUs, beyond it): GOMAXPROCS 2 is throttled in
+	// most periods at 400 and its p99 is whole periods, GOMAXPROCS 1 is
+	// hardly throttled with a lower p99 at the same throughput.
+	t.Run("cpu-bound under a 1-CPU limit", func(t *testing.T) {
+		r := quotaSweep(t, "--fixture", "cpu?us=2000", "--cpu-limits", "1", "--gomaxprocs", "1,2", "--rates", "400,750",
+			"--duration", "3s", "--warmup", "1s", "--pause", "0s", "--target-p99", "50ms")
+		one, two := quotaCell(t, quotaLevel(t, r, 1), 400), quotaCell(t, quotaLevel(t, r, 2), 400)
+		t.Logf("400 req/s: GOMAXPROCS 1 throttled %.2f p99 %v 2xx/s %.0f; GOMAXPROCS 2 throttled %.2f p99 %v 2xx/s %.0f",
+			one.Throttled, one.P99, one.OKPerSec, two.Throttled, two.P99, two.OKPerSec)
+		if two.Throttled < 0.5 || one.Throttled >= two.Throttled/2 {
+			t.Errorf("throttled share at 400 req/s: GOMAXPROCS 2 %.2f, 1 %.2f: want 2 in most periods, 1 in under half as many", two.Throttled, one.Throttled)
+		}
+		if two.P99 < 50*time.Millisecond || one.P99 >= two.P99/2 {
+			t.Errorf("p99 at 400 req/s: GOMAXPROCS 2 %v, 1 %v: want 2's in whole 100 ms periods, 1's well under", two.P99, one.P99)
+		}
+		if math.Abs(one.OKPerSec-two.OKPerSec) > 0.02*400 {
+			t.Errorf("2xx/s at 400 req/s: %v and %v, want the same throughput", one.OKPerSec, two.OKPerSec)
+		}
+		for _, k := range []capacity.QuotaKind{capacity.QuotaThrottled, capacity.QuotaAboveLimit} {
+			if !hasQuotaFinding(r, k, 2) {
+				t.Errorf("no %s verdict for GOMAXPROCS 2: %+v", k, r.Analysis.Quota.Findings)
+			}
+		}
+		if !hasQuotaFinding(r, capacity.QuotaTooTight, -1) || hasQuotaFinding(r, capacity.QuotaThrottled, 1) {
+			t.Errorf("want the limit too tight for 750 req/s, and no throttling verdict for GOMAXPROCS 1: %+v", r.Analysis.Quota.Findings)
+		}
+		if a := r.Analysis.Quota.Advice; len(a) != 1 || a[0].GOMAXPROCS != 1 {
+			t.Errorf("advice %+v, want GOMAXPROCS 1 under the 1-CPU limit", a)
+		}
+	})
+	// /sleep?ms=20 under a 0.5-CPU limit: the ceiling does not depend on
+	// GOMAXPROCS while rate x CPU per request stays under the quota.
+	t.Run("blocking under a 0.5-CPU limit", func(t *testing.T) {
+		r := quotaSweep(t, "--fixture", "sleep?ms=20", "--cpu-limits", "0.5", "--gomaxprocs", "1,2", "--rates", "200,800",
+			"--duration", "3s", "--warmup", "1s", "--pause", "0s")
+		one, two := quotaCell(t, quotaLevel(t, r, 1), 800), quotaCell(t, quotaLevel(t, r, 2), 800)
+		need := 800 * one.CPUPerRequest.Seconds()
+		t.Logf("800 req/s: GOMAXPROCS 1 %.0f 2xx/s p99 %v, 2 %.0f 2xx/s p99 %v; CPU %v per request: %.2f CPUs needed of 0.5",
+			one.OKPerSec, one.P99, two.OKPerSec, two.P99, one.CPUPerRequest, need)
+		if need >= 0.5 {
+			t.Skipf("the fixture needs %.2f CPUs at 800 req/s here: the quota is reached, the shape is not the one under test", need)
+		}
+		if one.OKPerSec < 0.98*800 || two.OKPerSec < 0.98*800 {
+			t.Errorf("2xx/s at 800 req/s: GOMAXPROCS 1 %.0f, 2 %.0f: want both to carry it", one.OKPerSec, two.OKPerSec)
+		}
+		for _, k := range []capacity.QuotaKind{capacity.QuotaBlockingLoss, capacity.QuotaTooTight} {
+			if hasQuotaFinding(r, k, -1) {
+				t.Errorf("a %s verdict for blocking work under the quota: %+v", k, r.Analysis.Quota.Findings)
+			}
+		}
+	})
+	// A limit on the parent cgroup only: auto takes the CPU count, the
+	// sweep reports the throttling and the runtime's blind spot.
+	t.Run("parent-only limit", func(t *testing.T) {
+		r := quotaSweep(t, "--fixture", "cpu?us=2000", "--cpu-limits", "1", "--cpu-limit-on", "parent", "--gomaxprocs", "auto", "--rates", "400",
+			"--duration", "3s", "--warmup", "1s", "--pause", "0s")
+		auto := quotaLevel(t, r, 0)
+		c := quotaCell(t, auto, 400)
+		if auto.GOMAXPROCS != runtime.NumCPU() {
+			t.Errorf("auto under a parent-only limit chose GOMAXPROCS %d, want the %d CPUs", auto.GOMAXPROCS, runtime.NumCPU())
+		}
+		if !c.Quota || c.Throttled <= 0 {
+			t.Errorf("no throttling read from the parent: %+v", c)
+		}
+		if !hasQuotaFinding(r, capacity.QuotaBlindSpot, 0) {
+			t.Errorf("no blind-spot verdict: %+v", r.Analysis.Quota.Findings)
+		}
+	})
 }

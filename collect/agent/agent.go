@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -53,6 +54,15 @@ type Options struct {
 	// settings and stay set after Close. Zero leaves them as they are.
 	BlockProfileRate     int
 	MutexProfileFraction int
+
+	// Exposition, when set, serves metrics?format=prometheus, behind the
+	// agent's guard like every endpoint. It is meant for a Prometheus
+	// handler, such as the Handler of
+	// github.com/schedscope/schedscope/collect/agent/prom (which also
+	// answers in OpenMetrics when the scraper asks for it): the agent
+	// itself does not depend on Prometheus' libraries. Without it,
+	// format=prometheus answers 404.
+	Exposition http.Handler
 }
 
 // FlightRecorderOptions configures the agent's runtime/trace.FlightRecorder.
@@ -109,6 +119,53 @@ type Agent struct {
 	frUntil time.Time             // on demand: when the armed period ends
 	frTimer *time.Timer           // on demand: stops the recorder at frUntil
 	closed  bool
+
+	// For Status: flight-recorder arms and snapshots served, and the last
+	// sleep probe that ran to its end.
+	arms, snapshots atomic.Int64
+	probeMu         sync.Mutex
+	lastProbe       *ProbeResult
+	lastProbeAt     time.Time
+}
+
+// Status is the agent's state that neither runtime/metrics nor the pools
+// hold, read by exporters such as the Prometheus collector in
+// github.com/schedscope/schedscope/collect/agent/prom.
+type Status struct {
+	// FlightRecorder is Index.FlightRecorder: "on", "off",
+	// FlightRecorderOnDemand, or why the recorder is unavailable.
+	FlightRecorder string
+	// FlightRecorderOn is whether a recorder runs now.
+	FlightRecorderOn bool
+	// FlightRecorderUntil is when an armed on-demand recorder stops; zero
+	// when none is armed.
+	FlightRecorderUntil time.Time
+	// Arms counts successful POST /flightrecorder/arm since New.
+	Arms int64
+	// Snapshots counts flight-recorder windows served by /flightrecorder
+	// since New: each is one trigger (schedscope run --snapshot-when, or a
+	// user's own fetch).
+	Snapshots int64
+	// LastProbe is the result of the last sleep probe that ran to its end,
+	// and LastProbeAt when it ended; nil and zero before the first.
+	LastProbe   *ProbeResult
+	LastProbeAt time.Time
+}
+
+// Status reads the agent's state now. It is safe for concurrent use.
+func (a *Agent) Status() Status {
+	st := Status{FlightRecorder: a.flightRecorderState(), Arms: a.arms.Load(), Snapshots: a.snapshots.Load()}
+	st.FlightRecorderOn = st.FlightRecorder == "on"
+	if u := a.armedUntil(); u != nil {
+		st.FlightRecorderUntil = *u
+	}
+	a.probeMu.Lock()
+	if a.lastProbe != nil {
+		p := *a.lastProbe
+		st.LastProbe, st.LastProbeAt = &p, a.lastProbeAt
+	}
+	a.probeMu.Unlock()
+	return st
 }
 
 // FlightRecorderOnDemand is Index.FlightRecorder for an on-demand recorder
@@ -189,6 +246,7 @@ func (a *Agent) arm(d time.Duration) (time.Time, error) {
 			return time.Time{}, a.frErr
 		}
 	}
+	a.arms.Add(1)
 	if until := time.Now().Add(d); until.After(a.frUntil) {
 		a.frUntil = until
 	}
@@ -399,9 +457,18 @@ func (a *Agent) serveIndex(w http.ResponseWriter, r *http.Request) {
 		SetGOMAXPROCS:       a.opts.AllowSetGOMAXPROCS,
 		MaxCapture:          a.opts.MaxCapture.String(),
 		Pools:               a.pools.Names(),
-		Endpoints: []string{"metrics", "pools", "trace", "flightrecorder", "flightrecorder/arm", "profile/goroutine", "profile/block",
-			"profile/mutex", "profile/threadcreate", "fgprof", "sleepprobe", "gomaxprocs"},
+		Endpoints:           a.endpoints(),
 	})
+}
+
+// endpoints lists the agent's paths for the index.
+func (a *Agent) endpoints() []string {
+	e := []string{"metrics"}
+	if a.opts.Exposition != nil {
+		e = append(e, "metrics?format=prometheus")
+	}
+	return append(e, "pools", "trace", "flightrecorder", "flightrecorder/arm", "profile/goroutine", "profile/block",
+		"profile/mutex", "profile/threadcreate", "fgprof", "sleepprobe", "gomaxprocs")
 }
 
 func (a *Agent) flightRecorderState() string {
@@ -475,6 +542,19 @@ func (a *Agent) serveArm(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *Agent) serveMetrics(w http.ResponseWriter, r *http.Request) {
+	switch f := r.URL.Query().Get("format"); f {
+	case "", "json":
+	case "prometheus":
+		if a.opts.Exposition == nil {
+			httpError(w, http.StatusNotFound, "schedscope agent: no Prometheus exposition configured (agent.Options.Exposition; see github.com/schedscope/schedscope/collect/agent/prom)")
+			return
+		}
+		a.opts.Exposition.ServeHTTP(w, r)
+		return
+	default:
+		httpError(w, http.StatusBadRequest, "schedscope agent: format=%q: want json or prometheus", f)
+		return
+	}
 	snap := ReadSnapshot()
 	snap.Pools = a.pools.Stats()
 	snap.FlightRecorder = a.flightRecorderState() == "on"

@@ -653,3 +653,61 @@ func waitNoSleepers(t *testing.T, limit time.Duration) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// Options.Exposition answers metrics?format=prometheus behind the guard;
+// without one that format is 404, and an unknown format 400.
+func TestExposition(t *testing.T) {
+	served := 0
+	exp := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		served++
+		io.WriteString(w, "schedscope_gomaxprocs 2\n")
+	})
+	_, base := startAgent(t, Options{Token: "t0k", Exposition: exp})
+	if code, _ := do(t, "GET", base+"/metrics?format=prometheus", ""); code != http.StatusUnauthorized || served != 0 {
+		t.Errorf("no token: %d, exposition served %d times; want 401 and 0", code, served)
+	}
+	if code, body := do(t, "GET", base+"/metrics?format=prometheus", "t0k"); code != 200 || string(body) != "schedscope_gomaxprocs 2\n" {
+		t.Errorf("with the token: %d %q", code, body)
+	}
+	code, body := do(t, "GET", base+"/", "t0k")
+	var idx Index
+	if err := json.Unmarshal(body, &idx); code != 200 || err != nil || !strings.Contains(strings.Join(idx.Endpoints, " "), "metrics?format=prometheus") {
+		t.Errorf("index: %d %v, endpoints %q", code, err, idx.Endpoints)
+	}
+	if code, _ := do(t, "GET", base+"/metrics?format=yaml", "t0k"); code != http.StatusBadRequest {
+		t.Errorf("format=yaml: %d, want 400", code)
+	}
+
+	_, plain := startAgent(t, Options{})
+	if code, _ := do(t, "GET", plain+"/metrics?format=prometheus", ""); code != http.StatusNotFound {
+		t.Errorf("no Exposition: %d, want 404", code)
+	}
+	if code, _ := do(t, "GET", plain+"/metrics?format=json", ""); code != 200 {
+		t.Errorf("format=json: %d, want 200", code)
+	}
+}
+
+// Status counts arms and snapshots and keeps the last finished probe.
+func TestStatus(t *testing.T) {
+	a, base := startAgent(t, Options{})
+	st := a.Status()
+	if st.FlightRecorder != FlightRecorderOnDemand || st.FlightRecorderOn || st.Arms != 0 || st.Snapshots != 0 || st.LastProbe != nil {
+		t.Fatalf("a new agent's status: %+v", st)
+	}
+	if code, body := do(t, "POST", base+"/flightrecorder/arm?for=1m", ""); code != 200 {
+		t.Fatalf("arm: %d %s", code, body)
+	}
+	if code, body := do(t, "GET", base+"/flightrecorder", ""); code != 200 {
+		t.Fatalf("snapshot: %d %s", code, body)
+	}
+	if code, body := do(t, "POST", base+"/sleepprobe?goroutines=1&sleep=1ms&seconds=0.05", ""); code != 200 {
+		t.Fatalf("probe: %d %s", code, body)
+	}
+	st = a.Status()
+	if !st.FlightRecorderOn || st.Arms != 1 || st.Snapshots != 1 || time.Until(st.FlightRecorderUntil) < 30*time.Second {
+		t.Errorf("after arming and one snapshot: %+v", st)
+	}
+	if st.LastProbe == nil || st.LastProbe.Samples == 0 || st.LastProbeAt.IsZero() {
+		t.Errorf("after a probe: last probe %+v at %v", st.LastProbe, st.LastProbeAt)
+	}
+}

@@ -72,6 +72,7 @@ func (a *Agent) serveFlightRecorder(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusServiceUnavailable, "schedscope agent: flight recorder snapshot: %v", err)
 		return
 	}
+	a.snapshots.Add(1)
 	w.Header().Set("Content-Type", "application/octet-stream")
 	w.Header().Set("Content-Disposition", `attachment; filename="flightrecorder.out"`)
 	w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))

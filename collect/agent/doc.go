@@ -23,6 +23,8 @@
 //
 //	GET  /                 index: Go version, endpoints, capabilities (JSON)
 //	GET  /metrics          runtime/metrics snapshot plus pool usage (JSON, see Snapshot)
+//	GET  /metrics?format=prometheus  Options.Exposition's answer, when set (the
+//	                       Prometheus collector of module .../collect/agent/prom)
 //	GET  /pools            pool usage only (JSON)
 //	GET  /trace?seconds=N  execution trace of the next N seconds            [capture]
 //	GET  /flightrecorder   flight-recorder snapshot of the last seconds

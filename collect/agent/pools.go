@@ -32,6 +32,9 @@ type PoolStats struct {
 	// wait and the total time they waited, cumulative.
 	WaitCount    int64         `json:"wait_count"`
 	WaitDuration time.Duration `json:"wait_ns"`
+	// Waits is the distribution of those waits, when the adapter keeps one
+	// (TransportPool does; database/sql counts only their number and total).
+	Waits *WaitHistogram `json:"waits,omitempty"`
 	// Acquired and HoldDuration are the number of acquisitions and the total
 	// time members were held, cumulative; with them the mean hold time (and so
 	// the Little's-law capacity Size / mean hold) needs no outside figure.
@@ -39,6 +42,38 @@ type PoolStats struct {
 	HoldDuration time.Duration `json:"hold_ns"`
 	// Known says which optional fields the adapter could fill.
 	Known Known `json:"known"`
+}
+
+// WaitHistogram is a distribution of pool waits: Counts[i] waits took at
+// most Bounds[i] and more than Bounds[i-1]. Waits longer than the last
+// bound are in PoolStats.WaitCount only.
+type WaitHistogram struct {
+	Bounds []time.Duration `json:"bounds_ns"`
+	Counts []int64         `json:"counts"`
+}
+
+// WaitBounds returns the bounds of the wait histograms the adapters keep:
+// 50 µs doubling up to about 6.6 s (18 buckets).
+func WaitBounds() []time.Duration {
+	b := make([]time.Duration, waitBuckets)
+	for i := range b {
+		b[i] = 50 * time.Microsecond << i
+	}
+	return b
+}
+
+// waitBuckets is len(WaitBounds()).
+const waitBuckets = 18
+
+// waitBucket is the index of the bucket holding a wait of d, waitBuckets
+// when d is above the last bound.
+func waitBucket(d time.Duration) int {
+	for i := range waitBuckets {
+		if d <= 50*time.Microsecond<<i {
+			return i
+		}
+	}
+	return waitBuckets
 }
 
 // Known says which optional PoolStats fields hold real values.
@@ -106,6 +141,10 @@ type TransportPool struct {
 	inUse, waiting       atomic.Int64
 	waitCount, acquired  atomic.Int64
 	waitNanos, holdNanos atomic.Int64
+	// waits[i] counts waits in bucket i of WaitBounds; each is added after
+	// waitCount, and read before it, so a reading's buckets never hold
+	// more than its count.
+	waits [waitBuckets]atomic.Int64
 }
 
 // NewTransportPool returns a TransportPool over t, named "http" (see Named).
@@ -141,7 +180,12 @@ func (p *TransportPool) Transport() *http.Transport { return p.t }
 
 // PoolStats reports the connections held by requests in flight.
 func (p *TransportPool) PoolStats() PoolStats {
+	waits := &WaitHistogram{Bounds: WaitBounds(), Counts: make([]int64, waitBuckets)}
+	for i := range waits.Counts {
+		waits.Counts[i] = p.waits[i].Load()
+	}
 	return PoolStats{
+		Waits:        waits,
 		Kind:         "http.Transport",
 		Size:         p.t.MaxConnsPerHost,
 		InUse:        int(p.inUse.Load()),
@@ -211,6 +255,15 @@ func (h *heldConn) endWaitLocked() {
 	}
 }
 
+// countWait counts one wait of d.
+func (p *TransportPool) countWait(d time.Duration) {
+	p.waitCount.Add(1)
+	p.waitNanos.Add(int64(d))
+	if i := waitBucket(d); i < waitBuckets {
+		p.waits[i].Add(1)
+	}
+}
+
 func (h *heldConn) getConn(string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -233,8 +286,7 @@ func (h *heldConn) gotConn(info httptrace.GotConnInfo) {
 		if wait := h.got.Sub(h.asked); wait > 50*time.Microsecond || !info.Reused {
 			// A reused idle connection is handed over at once; anything else
 			// (a dial, or a wait for MaxConnsPerHost) is a wait.
-			h.pool.waitCount.Add(1)
-			h.pool.waitNanos.Add(int64(wait))
+			h.pool.countWait(wait)
 		}
 	}
 	h.pool.inUse.Add(1)
@@ -254,8 +306,7 @@ func (h *heldConn) release() {
 		h.pool.holdNanos.Add(int64(time.Since(h.got)))
 	case !h.asked.IsZero():
 		h.pool.waiting.Add(-1) // gave up waiting
-		h.pool.waitCount.Add(1)
-		h.pool.waitNanos.Add(int64(time.Since(h.asked)))
+		h.pool.countWait(time.Since(h.asked))
 	}
 }
 

@@ -121,6 +121,33 @@ func TestTransportPool(t *testing.T) {
 	if s.Size != 2 || s.InUse != 0 || s.Waiting != 0 || s.Acquired != 4 || s.WaitCount < 2 || s.HoldDuration < 10*time.Millisecond {
 		t.Errorf("after the requests: %+v", s)
 	}
+	// Every wait is in the histogram (none is above its last bound), the
+	// two that waited for a connection at 10 ms or more.
+	var inBuckets, longWaits int64
+	for i, c := range s.Waits.Counts {
+		inBuckets += c
+		if s.Waits.Bounds[i] > 10*time.Millisecond {
+			longWaits += c
+		}
+	}
+	if inBuckets != s.WaitCount || longWaits < 2 {
+		t.Errorf("wait histogram %+v: %d waits, %d above 10 ms; want all %d, at least 2", s.Waits, inBuckets, longWaits, s.WaitCount)
+	}
+}
+
+func TestWaitBuckets(t *testing.T) {
+	bounds := WaitBounds()
+	for _, c := range []struct {
+		d    time.Duration
+		want int
+	}{{0, 0}, {50 * time.Microsecond, 0}, {51 * time.Microsecond, 1}, {time.Millisecond, 5}, {bounds[len(bounds)-1], len(bounds) - 1}, {time.Minute, len(bounds)}} {
+		if got := waitBucket(c.d); got != c.want {
+			t.Errorf("waitBucket(%v) = %d, want %d", c.d, got, c.want)
+		}
+		if c.want < len(bounds) && (c.d > bounds[c.want] || c.want > 0 && c.d <= bounds[c.want-1]) {
+			t.Errorf("%v is not in bucket %d's (%v, %v]", c.d, c.want, bounds[max(c.want-1, 0)], bounds[c.want])
+		}
+	}
 }
 
 func TestPoolsInSnapshot(t *testing.T) {

@@ -90,6 +90,9 @@ func (a *Agent) serveSleepProbe(w http.ResponseWriter, r *http.Request) {
 	if r.Context().Err() != nil {
 		return
 	}
+	a.probeMu.Lock()
+	a.lastProbe, a.lastProbeAt = &res, time.Now()
+	a.probeMu.Unlock()
 	writeJSON(w, res)
 }
 

@@ -79,6 +79,13 @@ type Sample struct {
 	// Goroutines and Threads are the target's at the end of the phase (from
 	// its agent, and /proc for threads); 0 when unknown.
 	Goroutines, Threads float64
+	// Quota says the phase ran under a CPU quota whose enforcement was
+	// read (cgroup cpu.stat); Throttled is then the share of its 100 ms
+	// periods in which the target ran out of quota and waited for the
+	// next one, ThrottledS the time its threads waited (summed) and
+	// QuotaUse its CPU use over the quota.
+	Quota                           bool
+	Throttled, ThrottledS, QuotaUse float64
 
 	// GeneratorBound says the load generator may have limited the phase.
 	// Such a phase still counts as served when it passes the served rule
@@ -133,6 +140,12 @@ type Options struct {
 	// the machine's); 0 when unknown. A GOMAXPROCS above it is labelled,
 	// its limit is the CPU count, and it is recommended only with a warning.
 	CPUs int
+	// TargetP99 (optional) sizes the CPU limit: the smallest limit that
+	// carried each offered rate with a p99 within it (Quotas.Sizing).
+	TargetP99 time.Duration
+	// LimitOnParent says the CPU limits were set on the targets' parent
+	// cgroup, which the runtime does not read (QuotaBlindSpot).
+	LimitOnParent bool
 }
 
 func (o Options) withDefaults() Options {
@@ -185,6 +198,9 @@ type Cell struct {
 	Goroutines    float64
 	Threads       float64
 	RSSBytes      int64
+	// Quota, Throttled, ThrottledS and QuotaUse are as in Sample (medians).
+	Quota                           bool
+	Throttled, ThrottledS, QuotaUse float64
 	// GeneratorBound is true when every iteration of this cell was
 	// generator-bound.
 	GeneratorBound bool
@@ -429,6 +445,9 @@ type Analysis struct {
 	// Notes are caveats a reader must see (generator-bound steps, a ladder
 	// that never reached the ceiling).
 	Notes []string
+	// Quota is the CPU limits' findings, the GOMAXPROCS per limit and the
+	// sizing for Options.TargetP99; empty without CPU-limit lines.
+	Quota Quotas
 }
 
 // Analyze groups samples by line and load, takes medians over iterations
@@ -490,6 +509,7 @@ func Analyze(samples []Sample, opt Options) (Analysis, error) {
 		a.Recommendation = Recommendation{Reason: why + ": no single GOMAXPROCS is recommended; see each model and flag values' own"}
 	}
 	a.Notes = notes(a.Levels)
+	a.Quota = quotas(a, opt)
 	return a, nil
 }
 
@@ -613,6 +633,11 @@ func Cells(samples []Sample) []Cell {
 		c.MachineBusy = median(g, func(s Sample) float64 { return s.MachineBusy })
 		c.Goroutines = median(g, func(s Sample) float64 { return s.Goroutines })
 		c.Threads = median(g, func(s Sample) float64 { return s.Threads })
+		if c.Quota = g[0].Quota; c.Quota {
+			c.Throttled = median(g, func(s Sample) float64 { return s.Throttled })
+			c.ThrottledS = median(g, func(s Sample) float64 { return s.ThrottledS })
+			c.QuotaUse = median(g, func(s Sample) float64 { return s.QuotaUse })
+		}
 		cells = append(cells, c)
 	}
 	return cells

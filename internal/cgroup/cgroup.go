@@ -136,6 +136,31 @@ type Group struct {
 	h     Hierarchy
 	Dir   string
 	Limit float64 // CPUs
+	// Leaf, when set (CreateParent), is a child of Dir without a quota
+	// that processes join: the limit is then a parent's.
+	Leaf string
+}
+
+// LeafName is the unlimited child cgroup CreateParent makes.
+const LeafName = "leaf"
+
+// CreateParent is Create with the quota one level up: processes join the
+// group's child LeafName, which has no quota of its own, as in a
+// Kubernetes pod whose limit is set on the pod and not the container. The
+// Go runtime reads only its own cgroup's limit (golang/go#81180), so a Go
+// target in it takes GOMAXPROCS from the CPUs while the parent's quota
+// throttles it.
+func (h Hierarchy) CreateParent(name string, limit float64) (*Group, error) {
+	g, err := h.Create(name, limit)
+	if err != nil {
+		return nil, err
+	}
+	leaf := filepath.Join(g.Dir, LeafName)
+	if err := os.Mkdir(leaf, 0o755); err != nil {
+		return nil, errors.Join(fmt.Errorf("cgroup: %w", err), g.Remove())
+	}
+	g.Leaf = leaf
+	return g, nil
 }
 
 // Create creates the child cgroup pid-<this PID>-<name> under the parent
@@ -175,15 +200,23 @@ func (h Hierarchy) Create(name string, limit float64) (*Group, error) {
 
 // Add moves process pid into g.
 func (g *Group) Add(pid int) error {
-	if err := writeFile(filepath.Join(g.Dir, "cgroup.procs"), strconv.Itoa(pid)); err != nil {
-		return fmt.Errorf("cgroup %s: add process %d: %w", g.Dir, pid, err)
+	if err := writeFile(g.ProcsFile(), strconv.Itoa(pid)); err != nil {
+		return fmt.Errorf("cgroup %s: add process %d: %w", g.join(), pid, err)
 	}
 	return nil
 }
 
 // ProcsFile is the file a process writes its PID to to join g; a target
 // started through a shell joins before it execs (see Wrap).
-func (g *Group) ProcsFile() string { return filepath.Join(g.Dir, "cgroup.procs") }
+func (g *Group) ProcsFile() string { return filepath.Join(g.join(), "cgroup.procs") }
+
+// join is the directory processes join: the leaf when there is one.
+func (g *Group) join() string {
+	if g.Leaf != "" {
+		return g.Leaf
+	}
+	return g.Dir
+}
 
 // Wrap returns argv prefixed with a shell that moves itself into g and then
 // execs argv, so the target starts inside the quota (its runtime reads the
@@ -194,9 +227,15 @@ func (g *Group) Wrap(argv []string) []string {
 
 // Remove removes g. It fails while a process is in it. Removing a group
 // that is already gone is not an error.
-func (g *Group) Remove() error {
-	if err := g.h.rmdir(g.Dir); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("cgroup %s: remove: %w", g.Dir, err)
+func (g *Group) Remove() error { return g.h.removeTree(g.Dir) }
+
+// removeTree removes dir and its LeafName child, if any; a directory
+// already gone is not an error.
+func (h Hierarchy) removeTree(dir string) error {
+	for _, d := range []string{filepath.Join(dir, LeafName), dir} {
+		if err := h.rmdir(d); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("cgroup %s: remove: %w", d, err)
+		}
 	}
 	return nil
 }
@@ -314,7 +353,7 @@ func (h Hierarchy) RemoveStale() ([]string, error) {
 			continue
 		}
 		dir := filepath.Join(h.ParentDir(), e.Name())
-		if err := h.rmdir(dir); err != nil {
+		if err := h.removeTree(dir); err != nil {
 			errs = append(errs, fmt.Errorf("stale cgroup %s (owner %d gone): %w", dir, pid, err))
 			continue
 		}

@@ -277,3 +277,94 @@ func TestRealThrottle(t *testing.T) {
 		t.Errorf("cgroup %s still there: %v", g.Dir, err)
 	}
 }
+
+// TestCreateParent: the quota is on the group, processes join its leaf,
+// which has none, and Remove takes both.
+func TestCreateParent(t *testing.T) {
+	_, h := fakeV1(t)
+	h.rmdir = os.Remove // a fake directory is removable once its files are: see below
+	g, err := h.CreateParent("p1", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Leaf != filepath.Join(g.Dir, LeafName) || g.ProcsFile() != filepath.Join(g.Leaf, "cgroup.procs") {
+		t.Errorf("leaf %s, procs file %s", g.Leaf, g.ProcsFile())
+	}
+	if got := read(t, filepath.Join(g.Dir, "cpu.cfs_quota_us")); got != "100000" {
+		t.Errorf("the group's quota %q, want 100000", got)
+	}
+	if _, err := os.Stat(filepath.Join(g.Leaf, "cpu.cfs_quota_us")); !os.IsNotExist(err) {
+		t.Errorf("the leaf has a quota of its own: %v", err)
+	}
+	if err := g.Add(4242); err != nil {
+		t.Fatal(err)
+	}
+	// A real cgroup's files vanish with it; the fake's must go first.
+	for _, f := range []string{filepath.Join(g.Leaf, "cgroup.procs"), filepath.Join(g.Dir, "cpu.cfs_quota_us"), filepath.Join(g.Dir, "cpu.cfs_period_us")} {
+		if err := os.Remove(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := g.Remove(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(g.Dir); !os.IsNotExist(err) {
+		t.Errorf("after Remove: %v", err)
+	}
+}
+
+// TestRealParentThrottle: a busy loop in the leaf of a parent with a 0.5
+// CPU quota is throttled on the parent, and both cgroups go. As root on
+// a writable hierarchy.
+func TestRealParentThrottle(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root")
+	}
+	h, err := Detect(DefaultRoot)
+	if err != nil {
+		t.Skip(err)
+	}
+	if err := h.Check(); err != nil {
+		t.Skip(err)
+	}
+	t.Cleanup(func() {
+		if err := h.RemoveParent(); err != nil {
+			t.Error(err)
+		}
+	})
+	g, err := h.CreateParent("ptest-"+itoa(os.Getpid()), 0.5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Remove()
+	argv := g.Wrap([]string{"sh", "-c", "while :; do :; done"})
+	cmd := exec.Command(argv[0], argv[1:]...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	procs := read(t, filepath.Join(g.Leaf, "cgroup.procs"))
+	before, err := g.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second)
+	after, err := g.Stat()
+	cmd.Process.Kill()
+	cmd.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(procs, itoa(cmd.Process.Pid)) {
+		t.Errorf("the loop %d is not in the leaf: %q", cmd.Process.Pid, procs)
+	}
+	if d := after.Sub(before); d.Throttled == 0 {
+		t.Errorf("a busy loop under a parent's 0.5 CPU was not throttled on the parent: %+v", d)
+	}
+	if err := g.Remove(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(g.Dir); !os.IsNotExist(err) {
+		t.Errorf("cgroup %s still there: %v", g.Dir, err)
+	}
+}

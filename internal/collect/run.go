@@ -110,6 +110,14 @@ type Config struct {
 	// snapshot and after every poll, from the run's goroutines (never two at
 	// once). It must return quickly. It is not called after Run returns.
 	Live func(Live)
+
+	// LoadProgress and LoadInterval, when set, also receive the load's
+	// progress snapshots and interval histograms, from the load's own
+	// goroutine, as load.Config's Progress and Interval would: to export
+	// them (schedscope run --prometheus). They must return quickly and
+	// only read the histograms, which the run writes to load.hlog.
+	LoadProgress func(load.Progress)
+	LoadInterval func(load.Interval)
 }
 
 // SleepProbe is the sleep probe's shape: Goroutines goroutines each calling
@@ -471,7 +479,12 @@ func newRunState(r *Runner, rd *rundir.Writer, tg *attached) (*runState, error) 
 func (st *runState) drive(ctx context.Context) (*load.Result, error) {
 	lcfg := st.r.cfg.Load
 	lcfg.Progress = st.onProgress
-	lcfg.Interval = func(iv load.Interval) { _ = st.files.hlog.Write(iv) } // the first error is kept; Close reports it
+	lcfg.Interval = func(iv load.Interval) {
+		if st.r.cfg.LoadInterval != nil {
+			st.r.cfg.LoadInterval(iv)
+		}
+		_ = st.files.hlog.Write(iv) // the first error is kept; Close reports it
+	}
 
 	st.baseline(ctx)
 	var wg sync.WaitGroup
@@ -801,6 +814,9 @@ func (st *runState) missing(what string, why error) {
 
 // onProgress is the load's Progress callback.
 func (st *runState) onProgress(p load.Progress) {
+	if st.r.cfg.LoadProgress != nil {
+		st.r.cfg.LoadProgress(p)
+	}
 	st.mu.Lock()
 	first := st.tally.start.IsZero()
 	if first {

@@ -10,7 +10,6 @@ import (
 	"github.com/schedscope/schedscope/analyze"
 	"github.com/schedscope/schedscope/collect/load"
 	"github.com/schedscope/schedscope/internal/rundir"
-	"github.com/schedscope/schedscope/internal/target"
 )
 
 // Thresholds of the diagnosis.
@@ -561,7 +560,7 @@ func (s *situation) explainThrottled(c *rundir.Cause, ev *[]string) {
 	}
 	want := 0
 	if limit > 0 {
-		want = target.DefaultGOMAXPROCS(cmp.Or(s.cpus, s.machine), limit)
+		want = rundir.DefaultGOMAXPROCS(cmp.Or(s.cpus, s.machine), limit)
 	}
 	switch {
 	case cg.ParentLimit:
@@ -587,7 +586,7 @@ func parentLimitSentence(cg *rundir.CgroupFigures, gomaxprocs, cpus int) string 
 		line += fmt.Sprintf(" and chose GOMAXPROCS %d (unless GOMAXPROCS was set explicitly)", gomaxprocs)
 	}
 	if cpus > 0 {
-		want := target.DefaultGOMAXPROCS(cpus, cg.TightestCores)
+		want := rundir.DefaultGOMAXPROCS(cpus, cg.TightestCores)
 		line += fmt.Sprintf("; with the limit it would have chosen %d (max(2, ceil(%s)), at most the %d CPUs)", want, fmtCores(cg.TightestCores), cpus)
 		if want == gomaxprocs {
 			line += ", the same here"

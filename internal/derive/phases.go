@@ -349,7 +349,7 @@ func findings(phases []rundir.PhaseFigures, profiles []rundir.ProfileSummary, re
 				Title:  fmt.Sprintf("the target's CPU limit (%s cores) is on the parent cgroup %s, which the Go runtime does not see", fmtCores(cg.TightestCores), cg.TightestPath),
 				Detail: parentLimitSentence(cg, f.GOMAXPROCS, cpus),
 				Numbers: map[string]float64{"parent_limit_cores": cg.TightestCores, "own_limit_cores": cg.LimitCores, "gomaxprocs": float64(f.GOMAXPROCS),
-					"default_gomaxprocs_with_limit": float64(target.DefaultGOMAXPROCS(cpus, cg.TightestCores))}})
+					"default_gomaxprocs_with_limit": float64(rundir.DefaultGOMAXPROCS(cpus, cg.TightestCores))}})
 		}
 		if cg := f.Cgroup; cg != nil && cg.ThrottledShare >= ThrottledShareLimit {
 			out = append(out, rundir.Finding{Kind: rundir.KindThrottled,

@@ -14,7 +14,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -29,6 +28,7 @@ const (
 	ReportFile     = "report.md"
 	ThroughputPlot = "throughput.png"
 	P99Plot        = "p99.png"
+	ThrottledPlot  = "throttled.png"
 )
 
 // SweepReport is a sweep directory's analysis, as rendered.
@@ -57,6 +57,10 @@ func Samples(steps []rundir.SweepStep) []capacity.Sample {
 			RSSBytes:       st.RSSBytes,
 			GeneratorBound: st.GeneratorBound,
 		})
+		if t := st.Throttle; t != nil {
+			s := &out[len(out)-1]
+			s.Quota, s.Throttled, s.ThrottledS, s.QuotaUse = true, t.Share(), t.ThrottledS, t.QuotaUse
+		}
 	}
 	return out
 }
@@ -117,6 +121,8 @@ func Options(p rundir.SweepPlan) capacity.Options {
 		LineConcurrencyLimit: func(l rundir.Line) int { return LineConcurrencyLimit(p, l) },
 		Think:                p.Think(),
 		CPUs:                 CPUs(p),
+		TargetP99:            msDur(p.TargetP99MS),
+		LimitOnParent:        p.LimitOnParent,
 	}
 }
 
@@ -191,17 +197,35 @@ func WriteSweep(dir, outDir string) (*SweepReport, error) {
 	if err := SavePlot(pp, p99Plot(sweepLines(r))); err != nil {
 		return nil, err
 	}
+	plots := SweepPlots{Throughput: ThroughputPlot, P99: P99Plot}
+	files := []string{tp, pp}
+	if len(r.Sweep.Plan.CPULimits) > 0 {
+		th := filepath.Join(outDir, ThrottledPlot)
+		if err := SavePlot(th, throttledPlot(sweepLines(r))); err != nil {
+			return nil, err
+		}
+		plots.Throttled, files = ThrottledPlot, append(files, th)
+	}
 	md := filepath.Join(outDir, ReportFile)
-	if err := writeMarkdown(md, func(w io.Writer) error { return RenderSweep(w, r, ThroughputPlot, P99Plot) }); err != nil {
+	if err := writeMarkdown(md, func(w io.Writer) error { return RenderSweep(w, r, plots) }); err != nil {
 		return nil, err
 	}
-	r.Files = []string{md, tp, pp}
+	r.Files = append([]string{md}, files...)
 	return r, nil
 }
 
-// RenderSweep writes r as Markdown to w; the plot arguments are the image
-// paths to link ("" leaves a plot out).
-func RenderSweep(w io.Writer, r *SweepReport, throughputPNG, p99PNG string) error {
+// SweepPlots are the image paths a sweep report links ("" leaves a plot
+// out).
+type SweepPlots struct {
+	Throughput, P99 string
+	// Throttled is the CPU quota's throttled share per line (a sweep with
+	// CPU limits).
+	Throttled string
+}
+
+// RenderSweep writes r as Markdown to w, linking plots.
+func RenderSweep(w io.Writer, r *SweepReport, plots SweepPlots) error {
+	throughputPNG, p99PNG := plots.Throughput, plots.P99
 	md := &mdWriter{w: w}
 	p := r.Sweep.Plan
 	a := r.Analysis
@@ -291,7 +315,7 @@ func RenderSweep(w io.Writer, r *SweepReport, throughputPNG, p99PNG string) erro
 				num(c.X()), num(c.OKPerSec), answered(c), msf(c.P50), msOrDash(c.P95), msf(c.P99), c.Errors, c.NotSent,
 				cpuf(c.CPUPerRequest), mb(c.RSSBytes), gt(c))
 			if quota {
-				md.f(" %s |", throttleCell(r.Sweep.Steps, l.Line, c.X()))
+				md.f(" %s |", throttleCell(c))
 			}
 			md.f(" %s |\n", mark(c))
 		}
@@ -335,6 +359,9 @@ func RenderSweep(w io.Writer, r *SweepReport, throughputPNG, p99PNG string) erro
 	md.f("\n")
 	for _, line := range littleLines(p, a) {
 		md.f("- %s\n", line)
+	}
+	if quota {
+		renderQuota(md, r, plots.Throttled)
 	}
 	md.f("\n## Carriers needed\n\n")
 	c := a.Carriers
@@ -574,40 +601,6 @@ func joinLimits(ls []float64) string {
 		parts[i] = strconv.FormatFloat(l, 'g', -1, 64)
 	}
 	return strings.Join(parts, ", ")
-}
-
-// throttleCell is the "throttled | quota use" cells of a line's load x:
-// medians over the iterations' steps; dashes when none has a quota.
-func throttleCell(steps []rundir.SweepStep, line rundir.Line, x float64) string {
-	var share, secs, use []float64
-	for _, st := range steps {
-		sx := st.Rate
-		if st.Users > 0 {
-			sx = float64(st.Users)
-		}
-		if st.Line() != line || sx != x || st.Throttle == nil {
-			continue
-		}
-		share = append(share, st.Throttle.Share())
-		secs = append(secs, st.Throttle.ThrottledS)
-		use = append(use, st.Throttle.QuotaUse)
-	}
-	if len(share) == 0 {
-		return "- | -"
-	}
-	return fmt.Sprintf("%.0f %% (%.2f s) | %.0f %%", 100*medianOf(share), medianOf(secs), 100*medianOf(use))
-}
-
-// medianOf is the median of v (sorted in place), 0 for none.
-func medianOf(v []float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	sort.Float64s(v)
-	if n := len(v); n%2 == 0 {
-		return (v[n/2-1] + v[n/2]) / 2
-	}
-	return v[len(v)/2]
 }
 
 func joinGOMAXPROCS(xs []int, cpus int) string {

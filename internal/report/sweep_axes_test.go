@@ -80,7 +80,7 @@ func TestReportsVersion1Sweeps(t *testing.T) {
 			t.Errorf("%s: %d lines, first %q, recommended %d", name, len(r.Analysis.Levels), r.Analysis.Levels[0].Label, r.Analysis.Recommendation.GOMAXPROCS)
 		}
 		var sb strings.Builder
-		if err := RenderSweep(&sb, r, "", ""); err != nil || !strings.Contains(sb.String(), "# GOMAXPROCS sweep:") {
+		if err := RenderSweep(&sb, r, SweepPlots{}); err != nil || !strings.Contains(sb.String(), "# GOMAXPROCS sweep:") {
 			t.Errorf("%s: render: %v", name, err)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -77,6 +78,15 @@ type SweepPlan struct {
 	// not swept. CgroupVersion (1 or 2) is the hierarchy the quotas used.
 	CPULimits     []float64 `json:"cpu_limits,omitempty"`
 	CgroupVersion int       `json:"cgroup_version,omitempty"`
+	// LimitOnParent says each quota was set on a cgroup above the target's
+	// own (the target in a child cgroup without one), as a pod-level limit
+	// with an unlimited container would be: the Go runtime reads only its
+	// own cgroup's limit (golang/go#81180), so GOMAXPROCS auto does not
+	// follow it.
+	LimitOnParent bool `json:"limit_on_parent,omitempty"`
+	// TargetP99MS (optional) is the p99 latency the report sizes the CPU
+	// limit for: the smallest limit that carries each load within it.
+	TargetP99MS float64 `json:"target_p99_ms,omitempty"`
 	// Rates is the open-model load axis (req/s); Users the closed-model one
 	// (users, each sending its next request ThinkS after the last answer).
 	// Exactly one of them is set.
@@ -234,6 +244,18 @@ func GOMAXPROCSLabel(n, cpus int) string {
 		return fmt.Sprintf("GOMAXPROCS %d (> %d CPUs)", n, cpus)
 	}
 	return fmt.Sprintf("GOMAXPROCS %d", n)
+}
+
+// DefaultGOMAXPROCS is the GOMAXPROCS the Go runtime (1.25 and later)
+// chooses by default for a process with cpus CPUs (sched_getaffinity) in a
+// cgroup whose own CPU limit is limitCores (0: none): the smaller of cpus
+// and the limit rounded up, the limit never below 2 (runtime/cgroup_linux.go,
+// adjustCgroupGOMAXPROCS).
+func DefaultGOMAXPROCS(cpus int, limitCores float64) int {
+	if limitCores <= 0 {
+		return cpus
+	}
+	return min(cpus, max(2, int(math.Ceil(limitCores))))
 }
 
 // CPULimitLabel is "limit 0.5 CPU", "limit 2 CPUs".

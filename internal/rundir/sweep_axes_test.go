@@ -178,3 +178,17 @@ func TestPlanCPULimitsAndAuto(t *testing.T) {
 		t.Error("Throttle.Share")
 	}
 }
+
+func TestDefaultGOMAXPROCS(t *testing.T) {
+	for _, tc := range []struct {
+		cpus  int
+		limit float64
+		want  int
+	}{
+		{16, 0, 16}, {16, 0.5, 2}, {16, 1, 2}, {16, 2.1, 3}, {16, 4, 4}, {2, 8, 2}, {1, 0.5, 1},
+	} {
+		if got := DefaultGOMAXPROCS(tc.cpus, tc.limit); got != tc.want {
+			t.Errorf("DefaultGOMAXPROCS(%d, %v) = %d, want %d", tc.cpus, tc.limit, got, tc.want)
+		}
+	}
+}

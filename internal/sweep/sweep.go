@@ -146,6 +146,12 @@ type Config struct {
 	// are mounted; "" means cgroup.DefaultRoot.
 	CPULimits  []float64
 	CgroupRoot string
+	// LimitOnParent sets each quota on a cgroup above the target's own
+	// (cgroup.CreateParent): the runtime's blind spot, golang/go#81180.
+	LimitOnParent bool
+	// TargetP99 (optional, > 0) is the p99 the report sizes the CPU limit
+	// for (the smallest limit carrying each rate within it).
+	TargetP99 time.Duration
 	// Rates (open model, req/s, each > 0) or Users (closed model, each
 	// >= 1, with Think between an answer and a user's next request) is the
 	// load axis; exactly one is required.
@@ -455,6 +461,7 @@ func NewPlan(cfg Config) (rundir.SweepPlan, error) {
 		ConcurrencyLimit: cfg.ConcurrencyLimit,
 		Iterations:       cfg.Iterations, Pinned: !cfg.NoPin && !cfg.Live, TargetCPUs: cfg.TargetCPUs,
 		Machine: target.DescribeMachine(), Started: time.Now().UTC(),
+		LimitOnParent: cfg.LimitOnParent, TargetP99MS: float64(cfg.TargetP99) / float64(time.Millisecond),
 	}
 	if len(cfg.GOMAXPROCS) == 0 {
 		return p, errors.New("no GOMAXPROCS values: give --gomaxprocs 1,2,4")
@@ -543,6 +550,14 @@ func NewPlan(cfg Config) (rundir.SweepPlan, error) {
 		return p, errors.New("--live sets GOMAXPROCS through the agent: GOMAXPROCS auto needs a fresh target process per line")
 	case cfg.Live && len(cfg.CPULimits) > 0:
 		return p, errors.New("--live keeps one target process: --cpu-limits needs a fresh one per line")
+	case cfg.LimitOnParent && len(cfg.CPULimits) == 0:
+		return p, errors.New("--cpu-limit-on parent places the --cpu-limits quotas: give --cpu-limits")
+	case cfg.TargetP99 < 0:
+		return p, fmt.Errorf("--target-p99 %v: must be positive", cfg.TargetP99)
+	case cfg.TargetP99 > 0 && len(cfg.CPULimits) == 0:
+		return p, errors.New("--target-p99 sizes the CPU limit: give --cpu-limits")
+	case cfg.TargetP99 > 0 && p.Closed():
+		return p, errors.New("--target-p99 sizes the CPU limit for offered rates: give --rates, not --users")
 	case !cfg.Live && !hasCmd:
 		return p, errors.New("no target command: give --cmd 'COMMAND' or --fixture 'SCENARIO --model M' (or --live --agent URL for a running target)")
 	}
@@ -965,7 +980,11 @@ func (r *runner) runGroup(ctx context.Context, g group, agent *target.Agent) (er
 	}()
 	spec := target.Spec{Command: r.plan.Command, Argv: lineArgv(r.plan, g.line), GOMAXPROCS: g.gomaxprocs, CPUs: pinned, Log: logFile}
 	if g.line.CPULimit > 0 {
-		if g.cg, err = r.cgroups.Create(fmt.Sprintf("%s-s%d", r.sweepID, g.first+1), g.line.CPULimit); err != nil {
+		create := r.cgroups.Create
+		if r.plan.LimitOnParent {
+			create = r.cgroups.CreateParent
+		}
+		if g.cg, err = create(fmt.Sprintf("%s-s%d", r.sweepID, g.first+1), g.line.CPULimit); err != nil {
 			return fmt.Errorf("%s: %w", g.name(), err)
 		}
 		// Registered before the target's Stop, so it runs after it.

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -144,18 +143,6 @@ func readLimitV2(dir string) (float64, int64, error) {
 		return 0, 0, fmt.Errorf("%s: unexpected %q", filepath.Join(dir, "cpu.max"), strings.TrimSpace(string(b)))
 	}
 	return float64(quota) / float64(period), period, nil
-}
-
-// DefaultGOMAXPROCS is the GOMAXPROCS the Go runtime (1.25 and later)
-// chooses by default for a process with cpus CPUs (sched_getaffinity) in a
-// cgroup whose own CPU limit is limitCores (0: none): the smaller of cpus
-// and the limit rounded up, the limit never below 2 (runtime/cgroup_linux.go,
-// adjustCgroupGOMAXPROCS).
-func DefaultGOMAXPROCS(cpus int, limitCores float64) int {
-	if limitCores <= 0 {
-		return cpus
-	}
-	return min(cpus, max(2, int(math.Ceil(limitCores))))
 }
 
 // parseProcCgroup reads /proc/PID/cgroup: the path in the v1 hierarchy

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/schedscope/schedscope/internal/rundir"
 )
 
 // writeTree writes files under root.
@@ -168,20 +170,6 @@ func TestReadCgroupVersions(t *testing.T) {
 	}
 }
 
-func TestDefaultGOMAXPROCS(t *testing.T) {
-	for _, tc := range []struct {
-		cpus  int
-		limit float64
-		want  int
-	}{
-		{16, 0, 16}, {16, 0.5, 2}, {16, 1, 2}, {16, 2.1, 3}, {16, 4, 4}, {2, 8, 2}, {1, 0.5, 1},
-	} {
-		if got := DefaultGOMAXPROCS(tc.cpus, tc.limit); got != tc.want {
-			t.Errorf("DefaultGOMAXPROCS(%d, %v) = %d, want %d", tc.cpus, tc.limit, got, tc.want)
-		}
-	}
-}
-
 // rebase prefixes a mountinfo line's mount point (the fifth field) with root.
 func rebase(line, root string) string {
 	f := strings.Split(line, " ")
@@ -309,7 +297,7 @@ func TestCgroupParentLimitLive(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("leaf %+v, parent's counters %+v; parent cpu.stat %v; helper GOMAXPROCS %d of %d CPUs, %d had the runtime seen the limit",
-		c, c.TightestStat, ps, gomaxprocs, numCPU, DefaultGOMAXPROCS(numCPU, c.TightestQuotaCores))
+		c, c.TightestStat, ps, gomaxprocs, numCPU, rundir.DefaultGOMAXPROCS(numCPU, c.TightestQuotaCores))
 	leaf := "/" + filepath.Base(parent) + "/leaf"
 	if c.Version != 1 || c.Path != leaf || c.QuotaCores != 0 {
 		t.Errorf("leaf: %+v, want v1 %s without a limit", c, leaf)

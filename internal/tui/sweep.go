@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -51,6 +52,10 @@ type SweepRow struct {
 	Rate, OKPerSec  float64
 	P50, P99        time.Duration
 	Errors, NotSent int64
+	// Quota says the step ran under a CPU quota; Throttled is then the
+	// share of its 100 ms periods in which the target ran out of it.
+	Quota     bool
+	Throttled float64
 	// Note flags the step, e.g. "generator-bound".
 	Note string
 }
@@ -193,6 +198,13 @@ func (m Sweep) Render() string {
 	}
 	b.WriteString("\n")
 	t := Table{Header: []string{"GOMAXPROCS", "iter", "offered", "2xx/s", "p50", "p99", "errors", "not sent", "note"}}
+	quota := false
+	for _, r := range m.rows {
+		quota = quota || r.Quota
+	}
+	if quota {
+		t.Header = slices.Insert(t.Header, 8, "throttled")
+	}
 	for _, r := range m.rows {
 		line, offered := fmt.Sprint(r.GOMAXPROCS), fmtRate(r.Rate)
 		if r.Line != "" {
@@ -201,8 +213,16 @@ func (m Sweep) Render() string {
 		if r.Users > 0 {
 			offered = fmt.Sprintf("%d users", r.Users)
 		}
-		t.Rows = append(t.Rows, []string{line, fmt.Sprint(r.Iteration), offered, fmtRate(r.OKPerSec),
-			fmtDur(r.P50), fmtDur(r.P99), fmtCount(r.Errors), fmtCount(r.NotSent), r.Note})
+		row := []string{line, fmt.Sprint(r.Iteration), offered, fmtRate(r.OKPerSec),
+			fmtDur(r.P50), fmtDur(r.P99), fmtCount(r.Errors), fmtCount(r.NotSent), r.Note}
+		if quota {
+			th := "-"
+			if r.Quota {
+				th = fmt.Sprintf("%.0f%%", 100*r.Throttled)
+			}
+			row = slices.Insert(row, 8, th)
+		}
+		t.Rows = append(t.Rows, row)
 	}
 	lines := textTable(t)
 	if len(lines) > 0 {

@@ -65,6 +65,27 @@ func TestSweepView(t *testing.T) {
 	}
 }
 
+// Under CPU quotas the table gains a throttled column.
+func TestSweepViewThrottled(t *testing.T) {
+	m := sized(NewSweep(t.Context(), nil, func() {}), 120, 40)
+	m, _ = sstep(t, m,
+		sweepMsg{Done: 1, Total: 2, Row: &SweepRow{GOMAXPROCS: 1, Iteration: 1, Line: "limit 1 CPU, GOMAXPROCS 1", Rate: 400, OKPerSec: 400, P99: 9 * time.Millisecond, Quota: true}},
+		sweepMsg{Done: 2, Total: 2, Row: &SweepRow{GOMAXPROCS: 2, Iteration: 1, Line: "limit 1 CPU, GOMAXPROCS 2", Rate: 400, OKPerSec: 400, P99: 190 * time.Millisecond, Quota: true, Throttled: 0.72}})
+	screen := ansi.Strip(m.Render())
+	var header, two string
+	for _, l := range strings.Split(screen, "\n") {
+		if strings.Contains(l, "throttled") && strings.Contains(l, "note") {
+			header = l
+		}
+		if strings.Contains(l, "GOMAXPROCS 2") {
+			two = l
+		}
+	}
+	if header == "" || !strings.Contains(two, "72%") || !strings.Contains(screen, "0%") {
+		t.Errorf("no throttled column, or its figures are missing:\n%s", screen)
+	}
+}
+
 func TestSweepFeed(t *testing.T) {
 	ch := make(chan SweepEvent, 1)
 	m := NewSweep(t.Context(), ch, nil)

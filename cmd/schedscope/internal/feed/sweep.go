@@ -58,6 +58,9 @@ func (m *SweepMapper) Map(e sweep.Event) tui.SweepEvent {
 			if s.GeneratorBound {
 				row.Note = "generator-bound: " + s.GeneratorNote
 			}
+			if s.Throttle != nil {
+				row.Quota, row.Throttled = true, s.Throttle.Share()
+			}
 			v.Row = &row
 		}
 		v.Status = "step written"
