@@ -95,6 +95,9 @@ func runRun(ctx context.Context, s *stdio, args []string) error {
 	if err := checkRepeatFlags(fs, f.repeat, f.repeatPause); err != nil {
 		return err
 	}
+	if f.repeat > 1 && !lcfg.StartAt.IsZero() {
+		return usageErr("--start-at with --repeat %d: only the first run could begin at the shared instant; repeat the sharded run as a whole instead", f.repeat)
+	}
 	conds, err := f.gates.parse(cond.Run)
 	if err != nil {
 		return err

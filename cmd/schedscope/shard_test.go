@@ -42,6 +42,7 @@ func TestShardFlagsBadInput(t *testing.T) {
 		{[]string{"load", "--rate", "10", u}, map[string]string{"JOB_COMPLETION_INDEX": "1"}, "give the Job's completions as --shards N"},
 		{[]string{"load", "--rate", "10", "--out", t.TempDir(), "--json", "x.json", u}, nil, "give --json and --hdr-log only without it"},
 		{[]string{"run", "--rate", "10", "--shard", "4/4", u}, nil, "index must be in [0, 3]"},
+		{[]string{"run", "--rate", "10", "--shard", "1/4", "--repeat", "3", "--start-at", time.Now().Add(time.Minute).UTC().Format(time.RFC3339), u}, nil, "--start-at with --repeat 3"},
 	} {
 		for k, v := range tc.env {
 			t.Setenv(k, v)
