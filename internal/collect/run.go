@@ -654,6 +654,13 @@ func (r *Runner) initialManifest() rundir.Manifest {
 		Files:      []rundir.FileEntry{},
 	}
 	m.Machine = target.DescribeMachine()
+	// A shard is named from the start, so merge can name it when its
+	// process dies before results.json is written.
+	if cfg.Load.Shard.Count > 1 {
+		if sh, err := cfg.Load.ShardRun(); err == nil {
+			m.Shard = sh
+		}
+	}
 	return m
 }
 

@@ -33,7 +33,7 @@ func ReadShardPart(dir string) (load.ShardPart, error) {
 	}
 	switch {
 	case p.Shard == nil && p.Result == nil:
-		return p, fmt.Errorf("%s: no %s and no shard in its manifest: a shard of schedscope run that died names no shard (load --out's manifest does), or a run without --shard", dir, ResultsFile)
+		return p, fmt.Errorf("%s: no %s and no shard in its manifest: not a shard, or a shard that died before its manifest was written", dir, ResultsFile)
 	case p.Shard == nil:
 		return p, fmt.Errorf("%s: not a shard's directory: its run had no --shard", dir)
 	}
