@@ -47,6 +47,7 @@ func runSweep(ctx context.Context, s *stdio, args []string) error {
 	fs.StringVar(&cpuLimits, "cpu-limits", "", "CPU limits to sweep, in CPUs, e.g. 0.5,1,2: each line's target starts in a fresh cgroup with that CPU quota (needs root and a writable cgroup cpu controller)")
 	fs.StringVar(&limitOn, "cpu-limit-on", "leaf", "where each --cpu-limits quota goes: leaf (the target's own cgroup) or parent (a cgroup above the target's, as a pod-level limit: the Go runtime does not read it, golang/go#81180)")
 	fs.DurationVar(&cfg.TargetP99, "target-p99", 0, "with --cpu-limits and --rates: the report names the smallest limit that carries each rate with a p99 within this, e.g. 50ms")
+	fs.StringVar(&cfg.Arrivals, "arrivals", "uniform", "open model: uniform (evenly spaced sends) or poisson (exponential gaps from one seed: the bursts real traffic has, which a CPU quota feels)")
 	fs.StringVar(&rates, "rates", "", "open model: offered rates of the ladder in req/s, e.g. 500,1000,2000")
 	fs.StringVar(&users, "users", "", "closed model instead of --rates: user counts of the ladder, e.g. 10,50,200 (each user sends, waits for the answer, thinks, repeats)")
 	fs.DurationVar(&cfg.Think, "think", 0, "closed model: each user's pause between an answer and its next request")

@@ -197,16 +197,15 @@ func tooTight(g limitGroup) []QuotaFinding {
 }
 
 // throttled finds a line's most telling throttled load: the highest load
-// the quota carries on average (rate x CPU per request within it; a load
-// beyond it is QuotaTooTight's, its p99 a queue's) throttled in at least
-// 10 % of periods. The p99 it cost is against the least throttled sibling
-// at the same load, else the line's own lowest load.
+// the quota carried (99 % of the offered rate answered 2xx; beyond it the
+// latency is a queue's, and QuotaTooTight says why) throttled in at least
+// 10 % of its periods. The p99 it cost is against the least throttled
+// sibling at the same load, else the line's own lowest load.
 func throttled(l Level, g limitGroup) (QuotaFinding, bool) {
-	cpu := g.cpuPerRequest()
 	pick := -1
 	for i, c := range l.Cells {
-		fits := l.Closed || cpu <= 0 || c.X()*cpu.Seconds() <= g.limit
-		if c.Quota && c.Throttled >= throttledShare && c.FullyOffered() && fits {
+		carried := l.Closed || c.Answered >= 0.99*c.OfferedRate
+		if c.Quota && c.Throttled >= throttledShare && c.FullyOffered() && carried {
 			pick = i // the highest: cells ascend
 		}
 	}
@@ -230,14 +229,17 @@ func throttled(l Level, g limitGroup) (QuotaFinding, bool) {
 	if base == nil && pick > 0 && l.Cells[0].Quota && l.Cells[0].Throttled <= c.Throttled/2 {
 		base, f.Base = &l.Cells[0], fmt.Sprintf("its own p99 at %s", fmtX(l.Cells[0]))
 	}
-	d := fmt.Sprintf("%s was throttled in %.0f %% of its 100 ms periods at %s (its threads waited %.1f s in all, the quota %.0f %% used)",
+	d := fmt.Sprintf("%s was throttled in %.0f %% of its 100 ms periods at %s (its threads waited %.2f s in all, the quota %.0f %% used)",
 		l.Label, 100*c.Throttled, fmtX(c), c.ThrottledS, 100*c.QuotaUse)
 	if base != nil {
 		f.BaseP99 = base.P99
 		cost := c.P99 - base.P99
 		if cost > 0 {
-			d += fmt.Sprintf(": its p99 was %s against %s for %s (throttled in %.0f %%), so throttling cost %s of p99, %.1f periods of 100 ms",
-				fmtMS(c.P99), fmtMS(base.P99), f.Base, 100*base.Throttled, fmtMS(cost), cost.Seconds()/0.1)
+			d += fmt.Sprintf(": its p99 was %s against %s for %s (throttled in %.0f %%), so throttling cost %s of p99",
+				fmtMS(c.P99), fmtMS(base.P99), f.Base, 100*base.Throttled, fmtMS(cost))
+			if cost >= 50*time.Millisecond {
+				d += fmt.Sprintf(", %.1f periods of 100 ms", cost.Seconds()/0.1)
+			}
 		} else {
 			d += fmt.Sprintf(", yet its p99 (%s) was no worse than %s's %s (throttled in %.0f %%): no p99 cost measured at this load",
 				fmtMS(c.P99), f.Base, fmtMS(base.P99), 100*base.Throttled)

@@ -277,8 +277,12 @@ func RenderSweep(w io.Writer, r *SweepReport, plots SweepPlots) error {
 		md.f("| load | closed model (each user sends a request, waits for its answer, thinks %s, repeats); %s users; warm-up %s at the fewest users, then %s per user count, pause %s |\n",
 			secs(p.ThinkS), joinInts(p.Users), secs(p.WarmupS), secs(p.DurationS), secs(p.PauseS))
 	} else {
-		md.f("| load | open model (fixed arrival rate, latency from the intended send time); offered %s req/s; warm-up %s at the lowest rate, then %s per rate, pause %s |\n",
-			joinRates(p.Rates), secs(p.WarmupS), secs(p.DurationS), secs(p.PauseS))
+		arrivals := "fixed arrival rate"
+		if p.Arrivals == "poisson" {
+			arrivals = "fixed mean arrival rate, Poisson arrivals from one seed"
+		}
+		md.f("| load | open model (%s, latency from the intended send time); offered %s req/s; warm-up %s at the lowest rate, then %s per rate, pause %s |\n",
+			arrivals, joinRates(p.Rates), secs(p.WarmupS), secs(p.DurationS), secs(p.PauseS))
 	}
 	md.f("| GOMAXPROCS | %s; %s |\n", joinGOMAXPROCS(p.GOMAXPROCS, cpus), isolation(p))
 	if len(p.CPULimits) > 0 {

@@ -87,6 +87,9 @@ type SweepPlan struct {
 	// TargetP99MS (optional) is the p99 latency the report sizes the CPU
 	// limit for: the smallest limit that carries each load within it.
 	TargetP99MS float64 `json:"target_p99_ms,omitempty"`
+	// Arrivals is the open model's arrivals: "" (uniform, evenly spaced)
+	// or "poisson" (exponential gaps from the load generator's default seed).
+	Arrivals string `json:"arrivals,omitempty"`
 	// Rates is the open-model load axis (req/s); Users the closed-model one
 	// (users, each sending its next request ThinkS after the last answer).
 	// Exactly one of them is set.

@@ -22,6 +22,7 @@ func LoadGenerator(base load.Config) Loader {
 		if o.Users > 0 {
 			cfg.Rate, cfg.Users, cfg.Think, cfg.MaxInflight = 0, o.Users, o.Think, 0
 		}
+		cfg.Arrivals = load.Arrivals(o.Arrivals)
 		cfg.Warmup, cfg.Pause = 0, 0
 		cfg.Duration = o.Duration
 		cfg.Progress, cfg.Interval = nil, nil

@@ -64,6 +64,9 @@ type Offer struct {
 	Users    int
 	Think    time.Duration
 	Duration time.Duration
+	// Arrivals spaces an open model's send times: "" or "uniform", or
+	// "poisson" (one seeded schedule, the same for every step).
+	Arrivals string
 	Warmup   bool // a warm-up phase: measured but not recorded as a step
 	// Progress, when set, receives the phase's live figures; the Loader
 	// calls it from one goroutine and never after Offer returns.
@@ -152,6 +155,10 @@ type Config struct {
 	// TargetP99 (optional, > 0) is the p99 the report sizes the CPU limit
 	// for (the smallest limit carrying each rate within it).
 	TargetP99 time.Duration
+	// Arrivals (open model) is "" or "uniform" (evenly spaced send times),
+	// or "poisson" (exponential gaps from one seed: the bursts real
+	// traffic has, which a CPU quota feels).
+	Arrivals string
 	// Rates (open model, req/s, each > 0) or Users (closed model, each
 	// >= 1, with Think between an answer and a user's next request) is the
 	// load axis; exactly one is required.
@@ -462,6 +469,7 @@ func NewPlan(cfg Config) (rundir.SweepPlan, error) {
 		Iterations:       cfg.Iterations, Pinned: !cfg.NoPin && !cfg.Live, TargetCPUs: cfg.TargetCPUs,
 		Machine: target.DescribeMachine(), Started: time.Now().UTC(),
 		LimitOnParent: cfg.LimitOnParent, TargetP99MS: float64(cfg.TargetP99) / float64(time.Millisecond),
+		Arrivals: strings.TrimPrefix(cfg.Arrivals, "uniform"),
 	}
 	if len(cfg.GOMAXPROCS) == 0 {
 		return p, errors.New("no GOMAXPROCS values: give --gomaxprocs 1,2,4")
@@ -556,6 +564,10 @@ func NewPlan(cfg Config) (rundir.SweepPlan, error) {
 		return p, fmt.Errorf("--target-p99 %v: must be positive", cfg.TargetP99)
 	case cfg.TargetP99 > 0 && len(cfg.CPULimits) == 0:
 		return p, errors.New("--target-p99 sizes the CPU limit: give --cpu-limits")
+	case cfg.Arrivals != "" && cfg.Arrivals != "uniform" && cfg.Arrivals != "poisson":
+		return p, fmt.Errorf("--arrivals %q: want uniform or poisson", cfg.Arrivals)
+	case cfg.Arrivals == "poisson" && p.Closed():
+		return p, errors.New("--arrivals poisson spaces an open model's sends: give --rates, not --users")
 	case cfg.TargetP99 > 0 && p.Closed():
 		return p, errors.New("--target-p99 sizes the CPU limit for offered rates: give --rates, not --users")
 	case !cfg.Live && !hasCmd:
@@ -1102,7 +1114,7 @@ func (r *runner) ladder(ctx context.Context, g group, p *target.Process, pinned 
 	if w := r.plan.Warmup(); w > 0 {
 		first := g.steps[0]
 		r.emit(r.event(Event{Kind: EventWarmup, Duration: w}, g, first))
-		m, err := r.cfg.Loader.Offer(ctx, Offer{URL: lineURL(r.plan.URL, first.Set), Rate: first.Rate, Users: first.Users, Think: r.plan.Think(),
+		m, err := r.cfg.Loader.Offer(ctx, Offer{URL: lineURL(r.plan.URL, first.Set), Rate: first.Rate, Users: first.Users, Think: r.plan.Think(), Arrivals: r.plan.Arrivals,
 			Duration: w, Warmup: true, Progress: r.ticker(g, first)})
 		if err != nil {
 			return fmt.Errorf("%s: warm-up: %w", g.name(), err)
@@ -1158,7 +1170,7 @@ func (r *runner) step(ctx context.Context, g group, i int, k rundir.StepKey, p *
 	}
 	r.emit(r.event(Event{Kind: EventPhase, Index: g.first + i + 1, Duration: r.plan.Duration()}, g, k))
 	start := time.Now().UTC()
-	m, err := r.cfg.Loader.Offer(ctx, Offer{URL: lineURL(r.plan.URL, k.Set), Rate: k.Rate, Users: k.Users, Think: r.plan.Think(),
+	m, err := r.cfg.Loader.Offer(ctx, Offer{URL: lineURL(r.plan.URL, k.Set), Rate: k.Rate, Users: k.Users, Think: r.plan.Think(), Arrivals: r.plan.Arrivals,
 		Duration: r.plan.Duration(), Progress: r.ticker(g, k)})
 	if err != nil {
 		return nil, fmt.Errorf("%s, %s: %w", g.name(), loadName(k), err)
