@@ -113,9 +113,10 @@ type runner struct {
 	// failures are then no outcome.
 	abandon atomic.Bool
 
-	// ev is the open model's event loop (evloop_linux.go), run by the
-	// driver goroutine; nil when the run uses goroutines per connection.
-	ev *evLoop
+	// ev is the event-loop engine (evloops_linux.go): its first loop runs
+	// on the driver goroutine; nil when the run uses goroutines per
+	// connection.
+	ev *evLoops
 
 	// sleeper times the driver's short waits; nil when unavailable.
 	sleeper *preciseSleeper
@@ -204,15 +205,15 @@ func newRunner(ctx context.Context, cfg *Config) (*runner, error) {
 	// the lean client runs on the event loop when the system has one.
 	writable := cfg.Client == Lean && t.maxRequestLen() <= maxPipelinedRequest
 	if writable && t.tls == nil && !cfg.Goroutines {
-		if l, err := newEvLoop(r); err == nil {
-			r.ev = l
+		if g, err := newEvLoops(r, evLoopCount(cfg)); err == nil {
+			r.ev = g
 		}
 	}
 	// Outcomes are recorded into shards, so that reader goroutines seldom
-	// share a lock; the event loop is one goroutine and needs one.
+	// share a lock; each event loop has its own.
 	nShards := min(2*runtime.GOMAXPROCS(0), 8)
 	if r.ev != nil {
-		nShards = 1
+		nShards = r.ev.count()
 	}
 	r.shards = make([]shard, nShards)
 	r.states = make([]*phaseState, len(r.plan))
