@@ -14,7 +14,8 @@
 #
 # Run from anywhere in the repository; needs Go and wrk (apt-get install
 # wrk). BASE=<commit> also builds that commit's schedscope and runs it as
-# schedscope-base in both experiments (twice as long in the open model).
+# schedscope-base in both experiments; ONE_LOOP=1 adds schedscope --procs 1
+# (one event loop) to both. Each doubles the open model's time.
 # Quote the load average it prints with the figures.
 set -euo pipefail
 cd "$(git -C "$(dirname "$0")" rev-parse --show-toplevel)"
@@ -32,6 +33,10 @@ if [ -n "${BASE:-}" ]; then
 	base=(-base "$tmp/schedscope-base")
 	full_tools=$full_tools,schedscope-base
 	open_tools=$open_tools,schedscope-base
+fi
+if [ -n "${ONE_LOOP:-}" ]; then
+	full_tools=$full_tools,schedscope-procs1
+	open_tools=$open_tools,schedscope-procs1
 fi
 go build -o /dev/null ./bench/loadbench ./cmd/schedscope ./bench/hello # compile once, before any timing
 echo "$(date -u +%FT%TZ) $(nproc) CPUs; load average $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -168,9 +168,15 @@ func TestEvLoopsMergeExactly(t *testing.T) {
 				p.LatencyHist.TotalCount(), p.SendLagHist.TotalCount(), lat.TotalCount(), lag.TotalCount())
 		}
 
-		// Closed model: 5 users on 3 loops, kept across the warm-up.
-		res = mustRun(t, Config{URL: srv.URL, Users: 5, Think: 5 * time.Millisecond, Warmup: 100 * time.Millisecond, Duration: 300 * time.Millisecond})
-		p = one(t, res)
+	})
+	// Closed model: 5 users on 3 loops (one per two Ps), kept across the
+	// warm-up.
+	withProcs(t, 6, func() {
+		cfg := Config{URL: srv.URL, Users: 5, Think: 5 * time.Millisecond, Warmup: 100 * time.Millisecond, Duration: 300 * time.Millisecond}
+		if n := evLoopCount(&cfg); n != 3 {
+			t.Fatalf("GOMAXPROCS 6, closed model: %d loops, want 3", n)
+		}
+		p := one(t, mustRun(t, cfg))
 		if p.Sent == 0 || p.OK != p.Sent || p.Completed != p.Sent || p.LatencyHist.TotalCount() != p.Completed {
 			t.Errorf("closed: sent %d ok %d completed %d, latency histogram %d values", p.Sent, p.OK, p.Completed, p.LatencyHist.TotalCount())
 		}
