@@ -1,35 +1,46 @@
 package load
 
 import (
+	"math"
 	"runtime"
 	"sync/atomic"
 )
 
-// maxEvLoops bounds the event loops of one run: past the machine's cores
-// more loops only add threads that compete for them.
+// maxEvLoops bounds the event loops of one run (each holds an epoll, an
+// eventfd and a thread while it waits) when GOMAXPROCS is set far above
+// the machine's cores (--procs allows 1024).
 const maxEvLoops = 64
+
+// loopRate is the open-model rate (req/s) given to each event loop. One
+// loop costs 20-30 us of CPU per request at 20,000 req/s on the benchmark
+// machine: at 25,000 req/s it is busy about 60 % of a core, and works off
+// the burst after a stall of its thread faster than new arrivals come.
+const loopRate = 25000
 
 // evLoopCount is how many event loops a run uses, as measured on a
 // 2-vCPU machine shared with its target (bench/README.md, "Event loops per
-// generator"):
+// generator"), each model at most one loop per P (GOMAXPROCS):
 //
-//   - open model: one per P of the generator (GOMAXPROCS), at most the
-//     in-flight cap. When the OS does not run a loop's thread for a few
-//     milliseconds, the others keep sending and the catch-up is shared:
-//     at 20,000 req/s two loops cut the send lag p99 under contention
-//     (median 96 ms against 143 over 10 runs each at load 5-8; 8 and 31 ms
-//     against 204 and 239 at load 6-7), for about 40 % more CPU per request.
+//   - open model: one per loopRate of the highest rate, at most one per
+//     in-flight slot. At 20,000 req/s two loops cost 40-50 % more CPU per
+//     request than one (each loop wakes for its own sends, half as often,
+//     and finds fewer responses to read with them), and their send lag
+//     p99 was lower in only 20 of 36 paired runs.
 //   - closed model: one per two Ps, at most one per user. At full speed two
 //     loops on 2 Ps cost 17-19.5 us of CPU per request against one loop's
 //     11.3-12.4 us, for the same throughput: each loop waits, and is woken,
 //     about twice as often, while the target on the same cores, not the
 //     loop, bounded the throughput.
 func evLoopCount(cfg *Config) int {
-	procs := runtime.GOMAXPROCS(0)
+	procs := min(runtime.GOMAXPROCS(0), maxEvLoops)
 	if cfg.Users > 0 {
-		return max(1, min(procs/2, cfg.Users, maxEvLoops))
+		return max(1, min(procs/2, cfg.Users))
 	}
-	return max(1, min(procs, cfg.MaxInflight, maxEvLoops))
+	top := 0.0
+	for _, r := range cfg.Rates {
+		top = max(top, r)
+	}
+	return max(1, min(int(math.Ceil(top/loopRate)), procs, cfg.MaxInflight))
 }
 
 // loopSchedule is one event loop's shard of an open-model phase's

@@ -1,6 +1,7 @@
 package load
 
 import (
+	"context"
 	"runtime"
 	"slices"
 	"sync"
@@ -105,12 +106,40 @@ func TestAcquireSlotHoldsTheCap(t *testing.T) {
 	}
 }
 
-// withProcs runs f with GOMAXPROCS n: the event loop count follows it.
-func withProcs(t *testing.T, n int, f func()) {
+// The loop count: per loopRate of the highest open-model rate, per two Ps
+// in the closed model, never more than the Ps, the in-flight cap or the
+// users.
+func TestEvLoopCount(t *testing.T) {
+	for _, tc := range []struct {
+		procs int
+		cfg   Config
+		want  int
+	}{
+		{2, Config{Rates: []float64{20000}, MaxInflight: 5000}, 1},
+		{2, Config{Rates: []float64{60000}, MaxInflight: 5000}, 2},
+		{8, Config{Rates: []float64{1000, 60000, 30000}, MaxInflight: 5000}, 3},
+		{8, Config{Rates: []float64{1e6}, MaxInflight: 2}, 2},
+		{2, Config{Users: 50}, 1},
+		{6, Config{Users: 50}, 3},
+		{8, Config{Users: 2}, 2},
+		{1, Config{Users: 50}, 1},
+	} {
+		old := runtime.GOMAXPROCS(tc.procs)
+		got := evLoopCount(&tc.cfg)
+		runtime.GOMAXPROCS(old)
+		if got != tc.want {
+			t.Errorf("GOMAXPROCS %d, rates %v, users %d, cap %d: %d loops, want %d", tc.procs, tc.cfg.Rates, tc.cfg.Users, tc.cfg.MaxInflight, got, tc.want)
+		}
+	}
+}
+
+func runN(t *testing.T, cfg Config, loops int) *Result {
 	t.Helper()
-	old := runtime.GOMAXPROCS(n)
-	defer runtime.GOMAXPROCS(old)
-	f()
+	res, err := runLoops(context.Background(), cfg, loops)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	return res
 }
 
 // With three loops, an open-model run sends exactly the single schedule
@@ -122,16 +151,9 @@ func TestEvLoopsMergeExactly(t *testing.T) {
 		t.Skip("no event loop on this system")
 	}
 	srv, c := serve(t, sleepHandler(0))
-	withProcs(t, 3, func() {
+	{
 		cfg := Config{URL: srv.URL, Rate: 2000, Arrivals: Poisson, Seed: 42, Duration: 500 * time.Millisecond, RecordRequests: true}
-		d, err := cfg.withDefaults()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if n := evLoopCount(&d); n != 3 {
-			t.Fatalf("GOMAXPROCS 3: %d loops, want 3", n)
-		}
-		res := mustRun(t, cfg)
+		res := runN(t, cfg, 3)
 		p := one(t, res)
 		pc := newPacer(Poisson, 2000, 0, 42, 0)
 		var want []int64
@@ -168,15 +190,11 @@ func TestEvLoopsMergeExactly(t *testing.T) {
 				p.LatencyHist.TotalCount(), p.SendLagHist.TotalCount(), lat.TotalCount(), lag.TotalCount())
 		}
 
-	})
-	// Closed model: 5 users on 3 loops (one per two Ps), kept across the
-	// warm-up.
-	withProcs(t, 6, func() {
+	}
+	// Closed model: 5 users on 3 loops, kept across the warm-up.
+	{
 		cfg := Config{URL: srv.URL, Users: 5, Think: 5 * time.Millisecond, Warmup: 100 * time.Millisecond, Duration: 300 * time.Millisecond}
-		if n := evLoopCount(&cfg); n != 3 {
-			t.Fatalf("GOMAXPROCS 6, closed model: %d loops, want 3", n)
-		}
-		p := one(t, mustRun(t, cfg))
+		p := one(t, runN(t, cfg, 3))
 		if p.Sent == 0 || p.OK != p.Sent || p.Completed != p.Sent || p.LatencyHist.TotalCount() != p.Completed {
 			t.Errorf("closed: sent %d ok %d completed %d, latency histogram %d values", p.Sent, p.OK, p.Completed, p.LatencyHist.TotalCount())
 		}
@@ -185,7 +203,7 @@ func TestEvLoopsMergeExactly(t *testing.T) {
 		if p.Sent < 200 {
 			t.Errorf("closed: %d sent by 5 users thinking 5 ms for 300 ms, want about 300", p.Sent)
 		}
-	})
+	}
 }
 
 // The shared cap holds across loops: a slow target at a rate above what
@@ -196,8 +214,8 @@ func TestEvLoopsShareTheCap(t *testing.T) {
 		t.Skip("no event loop on this system")
 	}
 	srv, c := serve(t, sleepHandler(100*time.Millisecond))
-	withProcs(t, 4, func() {
-		p := one(t, mustRun(t, Config{URL: srv.URL, Rate: 400, Duration: 500 * time.Millisecond, MaxInflight: 6}))
+	{
+		p := one(t, runN(t, Config{URL: srv.URL, Rate: 400, Duration: 500 * time.Millisecond, MaxInflight: 6}, 4))
 		if p.Planned != 200 || p.Sent+p.NotSent != p.Planned || p.NotSent == 0 {
 			t.Errorf("planned %d sent %d not sent %d: want 200 planned, some not sent, the two adding up", p.Planned, p.Sent, p.NotSent)
 		}
@@ -206,6 +224,78 @@ func TestEvLoopsShareTheCap(t *testing.T) {
 		}
 		if got := c.total.Load(); got != p.Sent {
 			t.Errorf("target received %d, generator sent %d", got, p.Sent)
+		}
+	}
+}
+
+// The open model's behaviours hold on three loops: a warmed-up ladder with
+// pauses plans and answers exactly each phase's schedule (and the interval
+// callback sees every latency), requests to a stalled target all time out
+// at about the timeout, and a cancelled run stops at once with the
+// abandoned requests unfinished.
+func TestEvLoopsOpenModel(t *testing.T) {
+	if !hasEventLoop() {
+		t.Skip("no event loop on this system")
+	}
+	if testing.Short() {
+		t.Skip("2.5 s of loopback load on three loops")
+	}
+	t.Run("ladder", func(t *testing.T) {
+		srv, c := serve(t, sleepHandler(0))
+		var mu sync.Mutex
+		intervals := map[int]int64{}
+		res := runN(t, Config{URL: srv.URL, Rates: []float64{50, 100}, Warmup: 300 * time.Millisecond,
+			Duration: 500 * time.Millisecond, Pause: 200 * time.Millisecond, IntervalEvery: 100 * time.Millisecond,
+			Interval: func(iv Interval) {
+				mu.Lock()
+				defer mu.Unlock()
+				intervals[iv.Phase] += iv.Latency.TotalCount()
+			}}, 3)
+		if res.Warmup == nil || res.Warmup.Planned != 15 || res.Warmup.OK != 15 || len(res.Phases) != 2 {
+			t.Fatalf("warm-up %+v, %d phases: want 15 planned and answered, then 2 phases", res.Warmup, len(res.Phases))
+		}
+		for i, want := range []int64{25, 50} {
+			if p := res.Phases[i]; p.Planned != want || p.OK != want || p.LatencyHist.TotalCount() != want {
+				t.Errorf("phase %d: planned %d ok %d latencies %d, want %d each", i, p.Planned, p.OK, p.LatencyHist.TotalCount(), want)
+			}
+		}
+		if c.total.Load() != 90 {
+			t.Errorf("target got %d requests, want 15+25+50", c.total.Load())
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		for idx, want := range map[int]int64{0: 15, 2: 25, 4: 50} {
+			if intervals[idx] != want {
+				t.Errorf("intervals of phase %d hold %d latencies, want %d", idx, intervals[idx], want)
+			}
+		}
+	})
+	t.Run("timeouts", func(t *testing.T) {
+		srv, _ := serveStalled(t)
+		p := one(t, runN(t, Config{URL: srv.URL, Rate: 30, Duration: 500 * time.Millisecond, Timeout: 100 * time.Millisecond}, 3))
+		if p.Sent != 15 || p.Errors.Timeout != p.Sent || p.Completed != p.Sent {
+			t.Fatalf("sent %d completed %d timeouts %d: want all 15 to time out", p.Sent, p.Completed, p.Errors.Timeout)
+		}
+		if p.Latency.P50 < 90 || p.Latency.P50 > 400 {
+			t.Errorf("timed-out latency p50 = %.1f ms, want about 100", p.Latency.P50)
+		}
+	})
+	t.Run("interrupt", func(t *testing.T) {
+		srv, _ := serve(t, sleepHandler(2*time.Second))
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		time.AfterFunc(300*time.Millisecond, cancel)
+		t0 := time.Now()
+		res, err := runLoops(ctx, Config{URL: srv.URL, Rate: 100, Duration: 5 * time.Second}, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if took := time.Since(t0); took > 2*time.Second {
+			t.Errorf("Run took %v, want it to stop at the cancellation", took)
+		}
+		p := one(t, res)
+		if !res.Interrupted || p.Sent < 20 || p.Unfinished != p.Sent || p.Errors.Total() != 0 {
+			t.Errorf("interrupted %v sent %d unfinished %d errors %d: want the abandoned requests unfinished", res.Interrupted, p.Sent, p.Unfinished, p.Errors.Total())
 		}
 	})
 }

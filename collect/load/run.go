@@ -43,11 +43,17 @@ const closedBackoff = 10 * time.Millisecond
 // Run starts goroutines and connections and stops them all before it
 // returns; Progress and Interval are not called after that.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
+	return runLoops(ctx, cfg, 0)
+}
+
+// runLoops is Run with loops event loops when the run uses the event-loop
+// engine (0: evLoopCount's choice); tests pick the count.
+func runLoops(ctx context.Context, cfg Config, loops int) (*Result, error) {
 	c, err := cfg.withDefaults()
 	if err != nil {
 		return nil, &configError{err}
 	}
-	r, err := newRunner(ctx, &c)
+	r, err := newRunnerLoops(ctx, &c, loops)
 	if err != nil {
 		return nil, err
 	}
@@ -185,6 +191,12 @@ type phaseRec struct {
 }
 
 func newRunner(ctx context.Context, cfg *Config) (*runner, error) {
+	return newRunnerLoops(ctx, cfg, 0)
+}
+
+// newRunnerLoops is newRunner with loops event loops (0: evLoopCount's
+// choice).
+func newRunnerLoops(ctx context.Context, cfg *Config, loops int) (*runner, error) {
 	conns := newConnSet()
 	t, err := newTarget(cfg, conns)
 	if err != nil {
@@ -205,7 +217,10 @@ func newRunner(ctx context.Context, cfg *Config) (*runner, error) {
 	// the lean client runs on the event loop when the system has one.
 	writable := cfg.Client == Lean && t.maxRequestLen() <= maxPipelinedRequest
 	if writable && t.tls == nil && !cfg.Goroutines {
-		if g, err := newEvLoops(r, evLoopCount(cfg)); err == nil {
+		if loops <= 0 {
+			loops = evLoopCount(cfg)
+		}
+		if g, err := newEvLoops(r, loops); err == nil {
 			r.ev = g
 		}
 	}
