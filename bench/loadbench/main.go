@@ -23,6 +23,13 @@
 //
 //	go run ./bench/loadbench -runs 5
 //
+// Flags for the event-loop benchmark (bench/evloops.sh): -wrk-threads 2,
+// -open-tools, -open-warmup (schedscope's --warmup), -fresh-target=false
+// (one target, warmed up once, for every open-model run), -quiet-wait,
+// and -base (another schedscope build, run as the tool schedscope-base).
+// The open model also prints each schedscope run's send lag p99 and in
+// how many runs it was under 1 ms with every request sent.
+//
 // wrk and hey come from Debian (apt-get install wrk hey); vegeta from
 // go install github.com/tsenart/vegeta/v12@v12.13.0. A missing tool is
 // skipped with a note.
@@ -56,6 +63,12 @@ type options struct {
 	tools        string
 	experiments  string
 	target       string
+	wrkThreads   int
+	openTools    string
+	openWarmup   time.Duration
+	freshTarget  bool
+	quietWait    time.Duration
+	base         string
 }
 
 // measure is one run of one tool.
@@ -79,6 +92,12 @@ func main() {
 	flag.StringVar(&o.tools, "tools", "wrk,hey,vegeta,fasthttp,schedscope,schedscope-goroutines,schedscope-nethttp,schedscope-procs1", "tools to compare at full speed")
 	flag.StringVar(&o.experiments, "experiments", "full,open", "experiments to run: full, open")
 	flag.StringVar(&o.target, "target", "", "URL of an already running target (default: build and start bench/hello)")
+	flag.IntVar(&o.wrkThreads, "wrk-threads", 1, "wrk's threads (-t)")
+	flag.StringVar(&o.openTools, "open-tools", "schedscope,schedscope-procs1,schedscope-goroutines,vegeta", "tools to compare in the open model")
+	flag.DurationVar(&o.openWarmup, "open-warmup", 0, "schedscope's --warmup in the open model (excluded from its figures)")
+	flag.BoolVar(&o.freshTarget, "fresh-target", true, "open model: a fresh target, warmed up, for every run (false: one target, warmed up once)")
+	flag.DurationVar(&o.quietWait, "quiet-wait", 15*time.Second, "open model: wait up to this long before each run for the CPUs to be under 10 % busy")
+	flag.StringVar(&o.base, "base", "", "another schedscope binary, run as the tool schedscope-base (e.g. an earlier commit's build)")
 	flag.Parse()
 	if err := run(context.Background(), o); err != nil {
 		fmt.Fprintln(os.Stderr, "loadbench:", err)
@@ -216,7 +235,7 @@ func (b *bench) fullRun(ctx context.Context, tool string, probe bool) (measure, 
 	c := strconv.Itoa(b.o.conns)
 	switch tool {
 	case "wrk":
-		out, cpu, err := b.exec(ctx, "wrk", "-t1", "-c"+c, "-d"+fmt.Sprintf("%ds", max(1, int(d.Seconds()))), b.url)
+		out, cpu, err := b.exec(ctx, "wrk", "-t"+strconv.Itoa(b.o.wrkThreads), "-c"+c, "-d"+fmt.Sprintf("%ds", max(1, int(d.Seconds()))), b.url)
 		if err != nil {
 			return measure{}, err
 		}
@@ -247,7 +266,7 @@ func (b *bench) fullRun(ctx context.Context, tool string, probe bool) (measure, 
 		}
 		n := grabFloat(out, `requests (\d+)`)
 		return measure{okPerS: grabFloat(out, `req/s ([\d.]+)`), requests: n, cpuUSPerRq: perReq(cpu, n)}, nil
-	case "schedscope", "schedscope-nethttp", "schedscope-procs1", "schedscope-goroutines":
+	case "schedscope", "schedscope-nethttp", "schedscope-procs1", "schedscope-goroutines", "schedscope-base":
 		args := []string{"load", "--users", c, "--duration", secs}
 		if tool == "schedscope-nethttp" {
 			args = append(args, "--client", "net/http")
@@ -257,6 +276,9 @@ func (b *bench) fullRun(ctx context.Context, tool string, probe bool) (measure, 
 		}
 		if tool == "schedscope-procs1" {
 			args = append(args, "--procs", "1")
+		}
+		if tool == "schedscope-base" {
+			return b.schedscopeBin(ctx, b.o.base, args)
 		}
 		return b.schedscope(ctx, args)
 	}
@@ -268,7 +290,16 @@ func (b *bench) open(ctx context.Context) error {
 	secs := fmt.Sprintf("%.3fs", b.o.openDuration.Seconds())
 	rate := strconv.Itoa(b.o.openRate)
 	planned := float64(b.o.openRate) * b.o.openDuration.Seconds()
-	tools := []string{"schedscope", "schedscope-procs1", "schedscope-goroutines", "vegeta"}
+	tools := strings.Split(b.o.openTools, ",")
+	ssArgs := []string{"load", "--rate", rate, "--duration", secs}
+	if b.o.openWarmup > 0 {
+		ssArgs = append(ssArgs, "--warmup", b.o.openWarmup.String())
+	}
+	if !b.o.freshTarget { // warm the one target up once
+		if _, _, err := b.exec(ctx, b.ss, "load", "--users", "20", "--duration", "3s", "--progress", "off", b.url); err != nil {
+			return fmt.Errorf("warming the target up: %w", err)
+		}
+	}
 	res := map[string][]measure{}
 	for r := 0; r < b.o.runs; r++ {
 		for i := range tools {
@@ -283,39 +314,39 @@ func (b *bench) open(ctx context.Context) error {
 			// Wait for the previous run's processes and sockets to settle:
 			// right after vegeta's overload, one run in five stalled for a
 			// quarter of a second (not sent, latency p99 0.4 s).
-			if busy, err := waitQuiet(ctx, 0.10, 15*time.Second); err != nil {
+			if busy, err := waitQuiet(ctx, 0.10, b.o.quietWait); err != nil {
 				fmt.Fprintf(os.Stderr, "open %-10s run %d: the machine did not settle (%.0f %% busy): %v\n", t, r+1, 100*busy, err)
 			}
 			stopTarget := func() {}
-			if b.hello != "" {
-				u, stop, serr := startHello(b.hello)
+			if b.hello != "" && b.o.freshTarget {
+				u, stop, serr := b.warmTarget(ctx)
 				if serr != nil {
 					return serr
 				}
 				b.url, stopTarget = u, stop
-				if _, _, werr := b.exec(ctx, b.ss, "load", "--users", "20", "--duration", "3s", "--progress", "off", u); werr != nil {
-					stop()
-					return fmt.Errorf("warming the target up: %w", werr)
-				}
-				time.Sleep(500 * time.Millisecond)
 			}
+			load := target.LoadAverage()
 			switch t {
 			case "vegeta":
 				m, err = b.vegeta(ctx, []string{"-rate=" + rate, "-duration=" + secs}, planned)
 			case "schedscope":
-				m, err = b.schedscope(ctx, []string{"load", "--rate", rate, "--duration", secs})
+				m, err = b.schedscope(ctx, ssArgs)
+			case "schedscope-base":
+				m, err = b.schedscopeBin(ctx, b.o.base, ssArgs)
 			case "schedscope-procs1":
-				m, err = b.schedscope(ctx, []string{"load", "--rate", rate, "--duration", secs, "--procs", "1"})
+				m, err = b.schedscope(ctx, append(slices.Clip(ssArgs), "--procs", "1"))
 			case "schedscope-goroutines":
-				m, err = b.schedscope(ctx, []string{"load", "--rate", rate, "--duration", secs, "--engine", "goroutines"})
+				m, err = b.schedscope(ctx, append(slices.Clip(ssArgs), "--engine", "goroutines"))
+			default:
+				err = fmt.Errorf("unknown tool %q", t)
 			}
 			stopTarget()
 			if err != nil {
 				fmt.Printf("skipping %s: %v\n", t, err)
 				continue
 			}
-			fmt.Fprintf(os.Stderr, "open %-10s run %d: %8.0f 2xx/s, sent %.0f of %.0f, lag p99 %.3f ms, p99 %.2f ms, %.1f us/req\n",
-				t, r+1, m.okPerS, m.planned-m.notSent, m.planned, m.lagP99MS, m.latP99MS, m.cpuUSPerRq)
+			fmt.Fprintf(os.Stderr, "open %-10s run %d: %8.0f 2xx/s, sent %.0f of %.0f, lag p99 %.3f ms, p99 %.2f ms, %.1f us/req (load average %s)\n",
+				t, r+1, m.okPerS, m.planned-m.notSent, m.planned, m.lagP99MS, m.latP99MS, m.cpuUSPerRq, load)
 			res[t] = append(res[t], m)
 		}
 	}
@@ -338,13 +369,54 @@ func (b *bench) open(ctx context.Context) error {
 			sent, get(func(m measure) float64 { return m.planned }), notSent, lag,
 			get(func(m measure) float64 { return m.latP99MS }), get(func(m measure) float64 { return m.cpuUSPerRq }))
 	}
+	fmt.Println()
+	for _, t := range tools {
+		if t == "vegeta" || len(res[t]) == 0 {
+			continue
+		}
+		var lags []string
+		under := 0
+		for _, m := range res[t] {
+			lags = append(lags, fmt.Sprintf("%.2f", m.lagP99MS))
+			if m.lagP99MS < 1 && m.notSent == 0 {
+				under++
+			}
+		}
+		fmt.Printf("%s: send lag p99 per run %s ms; under 1 ms with every request sent in %d of %d runs\n", t, strings.Join(lags, ", "), under, len(res[t]))
+	}
 	return nil
 }
 
+// warmTarget starts a fresh bench/hello and warms it up with 3 s of
+// closed-model load (a cold Go server at 20,000 req/s spends its first
+// seconds growing its heap).
+func (b *bench) warmTarget(ctx context.Context) (string, func(), error) {
+	u, stop, err := startHello(b.hello)
+	if err != nil {
+		return "", nil, err
+	}
+	if _, _, err := b.exec(ctx, b.ss, "load", "--users", "20", "--duration", "3s", "--progress", "off", u); err != nil {
+		stop()
+		return "", nil, fmt.Errorf("warming the target up: %w", err)
+	}
+	time.Sleep(500 * time.Millisecond)
+	return u, stop, nil
+}
+
 func (b *bench) schedscope(ctx context.Context, args []string, env ...string) (measure, error) {
+	return b.schedscopeBin(ctx, b.ss, args, env...)
+}
+
+// schedscopeBin runs the schedscope binary bin (its CPU is measured) and
+// reads its JSON result.
+func (b *bench) schedscopeBin(ctx context.Context, bin string, args []string, env ...string) (measure, error) {
+	if bin == "" {
+		return measure{}, errors.New("no binary (-base)")
+	}
 	js := filepath.Join(b.dir, "ss.json")
-	args = append(args, "--progress", "off", "--json", js, b.url)
-	_, cpu, err := b.execEnv(ctx, env, b.ss, args...)
+	os.Remove(js)
+	args = append(slices.Clip(args), "--progress", "off", "--json", js, b.url)
+	_, cpu, err := b.execEnv(ctx, env, bin, args...)
 	if err != nil {
 		return measure{}, err
 	}

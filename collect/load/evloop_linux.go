@@ -17,10 +17,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// evLoop is the engine for plain-HTTP targets with the lean client, in
-// both models: one event loop, run by the driver goroutine itself, owns
-// every connection. It paces the arrivals (or runs the closed model's
-// users), writes each request at its send time, and reads every response,
+// evLoop is one event loop of the engine for plain-HTTP targets with the
+// lean client, in both models (evLoops runs n of them, each on its own
+// goroutine, each a shard of the schedule). A loop owns its connections.
+// It paces its arrivals (or runs its closed-model users), writes each
+// request at its send time, and reads every response,
 // waiting in epoll_pwait2 with a nanosecond timeout for whichever comes
 // first: the next send, a response, or a request's deadline. This is wrk's
 // design. Compared with a goroutine per
@@ -30,12 +31,13 @@ import (
 // generator's CPU and of its send lag (bench/README.md has the figures).
 //
 // The loop needs Linux 5.11 (epoll_pwait2); newEvLoop fails on older
-// kernels and the runner falls back to a goroutine per connection.
+// kernels and the runner falls back to a goroutine per connection. A loop
+// is used by one goroutine at a time.
 type evLoop struct {
 	r      *runner
-	sh     *shard // the runner's only shard, set at the first phase
-	ep     int    // epoll
-	wake   int    // eventfd written when the run's context is cancelled
+	id, n  int // the loop's index among the run's n loops; it records into r.shards[id]
+	ep     int // epoll
+	wake   int // eventfd written when the run's context is cancelled
 	sa     unix.Sockaddr
 	family int
 
@@ -43,7 +45,11 @@ type evLoop struct {
 	idle    []*evConn   // keep-alive connections with nothing in flight, newest last
 	pending ticketQueue // due while nothing was idle and maxDials were being dialled
 	dialing int         // connections being dialled
-	expiry  []expiry    // deadlines in send order (every request has the same timeout)
+	dials   int         // the most dialled at once: the loop's share of maxDials, at least 1
+	// owned counts the requests this loop has taken and not finished: on
+	// its connections or in pending.
+	owned   int
+	expiry  []expiry // deadlines in send order (every request has the same timeout)
 	expHead int
 
 	events []unix.EpollEvent
@@ -98,14 +104,14 @@ var (
 	errClosedRun  = errors.New("run stopped")
 )
 
-// newEvLoop resolves the target and sets the loop up; an error means the
-// runner uses goroutines instead.
-func newEvLoop(r *runner) (*evLoop, error) {
+// newEvLoop resolves the target and sets up loop id of n; an error means
+// the runner uses goroutines instead.
+func newEvLoop(r *runner, id, n int) (*evLoop, error) {
 	addr, err := net.ResolveTCPAddr("tcp", r.target.addr)
 	if err != nil {
 		return nil, err
 	}
-	l := &evLoop{r: r, ep: -1, wake: -1,
+	l := &evLoop{r: r, id: id, n: n, dials: (maxDials + n - 1) / n, ep: -1, wake: -1,
 		events: make([]unix.EpollEvent, 256), buf: make([]byte, 64<<10)}
 	if ip4 := addr.IP.To4(); ip4 != nil {
 		l.sa, l.family = &unix.SockaddrInet4{Port: addr.Port, Addr: [4]byte(ip4)}, unix.AF_INET
@@ -188,12 +194,12 @@ func (l *evLoop) wait(d int64) (int, error) {
 	}
 }
 
-// pace runs an open phase: it sends each arrival at its intended time from
-// start to end, serving responses in between.
+// pace runs the loop's share of an open phase: it sends each of its
+// arrivals (the phase's k-th arrival when k mod n is its id) at its
+// intended time from start to end, serving responses in between.
 func (l *evLoop) pace(ps *phaseState, start, end int64) {
 	r := l.r
-	l.sh = &r.shards[0]
-	pc := newPacer(r.cfg, ps.plan, start)
+	pc := newLoopSchedule(newPacer(r.cfg, ps.plan, start), l.id, l.n)
 	limit := int64(r.cfg.MaxInflight)
 	phase := int32(ps.plan.index)
 	due := pc.next()
@@ -205,10 +211,10 @@ func (l *evLoop) pace(ps *phaseState, start, end int64) {
 		now := r.nowNS()
 		for due <= now && due < end {
 			ps.planned.Add(1)
-			if r.inflight.Load() >= limit {
+			if !acquireSlot(&r.inflight, limit) {
 				ps.notSent.Add(1)
 			} else {
-				r.inflight.Add(1)
+				l.owned++
 				ps.inflight.Add(1)
 				ps.sent.Add(1)
 				l.dispatch(ticket{phase: phase, intended: due, seq: r.seq.Add(1)})
@@ -228,13 +234,14 @@ func (l *evLoop) pace(ps *phaseState, start, end int64) {
 }
 
 // serveUntil serves responses until end on the run's clock, or until
-// nothing is in flight when untilIdle is set, or the context is cancelled.
+// none of the loop's requests is in flight when untilIdle is set, or the
+// context is cancelled.
 func (l *evLoop) serveUntil(end int64, untilIdle bool) {
 	r := l.r
 	for r.ctx.Err() == nil {
 		now := r.nowNS()
 		l.expire(now)
-		if now >= end || (untilIdle && r.inflight.Load() == 0) {
+		if now >= end || (untilIdle && l.owned == 0) {
 			return
 		}
 		l.poll(min(end, l.nextExpiry())-now, nil)
@@ -279,8 +286,9 @@ func (l *evLoop) poll(d int64, between func()) {
 	}
 }
 
-// dispatch sends t on an idle connection, on a new one, or, when maxDials
-// dials are under way, on the first connection that comes free.
+// dispatch sends t on an idle connection, on a new one, or, when the
+// loop's share of maxDials dials are under way, on the first connection
+// that comes free.
 func (l *evLoop) dispatch(t ticket) {
 	for len(l.idle) > 0 {
 		c := l.idle[len(l.idle)-1]
@@ -290,7 +298,7 @@ func (l *evLoop) dispatch(t ticket) {
 			return
 		}
 	}
-	if l.dialing < maxDials {
+	if l.dialing < l.dials {
 		l.dial(t, false)
 		return
 	}
@@ -299,7 +307,7 @@ func (l *evLoop) dispatch(t ticket) {
 
 // refill dials for queued requests while dials are free.
 func (l *evLoop) refill() {
-	for l.dialing < maxDials && !l.r.stopping() {
+	for l.dialing < l.dials && !l.r.stopping() {
 		t, ok := l.pending.pop()
 		if !ok {
 			return
@@ -315,23 +323,22 @@ func (l *evLoop) dial(t ticket, retried bool) *evConn {
 	now := r.nowNS()
 	fd, err := unix.Socket(l.family, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, unix.IPPROTO_TCP)
 	if err != nil {
-		r.finish(l.sh, r.states[t.phase], t, now, 0, os.NewSyscallError("socket", err))
+		l.finish(t, now, 0, os.NewSyscallError("socket", err))
 		return nil
 	}
 	_ = unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
 	c := &evConn{fd: fd, state: evDialing, t: t, sent: now, retried: retried, p: respParser{head: r.target.head}}
-	r.workers++
 	err = unix.Connect(fd, l.sa)
 	switch {
 	case err == nil || err == unix.EINPROGRESS:
 		if cerr := l.ctl(unix.EPOLL_CTL_ADD, fd, unix.EPOLLIN|unix.EPOLLOUT|unix.EPOLLRDHUP); cerr != nil {
 			unix.Close(fd)
-			r.finish(l.sh, r.states[t.phase], t, now, 0, cerr)
+			l.finish(t, now, 0, cerr)
 			return nil
 		}
 	default:
 		unix.Close(fd)
-		r.finish(l.sh, r.states[t.phase], t, now, 0, os.NewSyscallError("connect", err))
+		l.finish(t, now, 0, os.NewSyscallError("connect", err))
 		return nil
 	}
 	for fd >= len(l.conns) {
@@ -450,13 +457,13 @@ func (l *evLoop) complete(c *evConn, keep bool) {
 			l.closeConn(c)
 			u.c = nil
 		}
-		o := r.finish(l.sh, r.states[t.phase], t, sent, status, nil)
+		o := l.finish(t, sent, status, nil)
 		l.userDone(u, o)
 		return
 	}
 	if keep {
 		if next, ok := l.pending.pop(); ok {
-			r.finish(l.sh, r.states[t.phase], t, sent, status, nil)
+			l.finish(t, sent, status, nil)
 			l.send(c, next, r.nowNS())
 			return
 		}
@@ -465,7 +472,7 @@ func (l *evLoop) complete(c *evConn, keep bool) {
 	} else {
 		l.closeConn(c)
 	}
-	r.finish(l.sh, r.states[t.phase], t, sent, status, nil)
+	l.finish(t, sent, status, nil)
 	if !keep {
 		l.refill()
 	}
@@ -495,7 +502,7 @@ func (l *evLoop) fail(c *evConn, err error) {
 		l.userDone(u, OutcomeConnection) // the redial failed at once: recorded
 		return
 	}
-	o := r.finish(l.sh, r.states[t.phase], t, sent, 0, err)
+	o := l.finish(t, sent, 0, err)
 	if u != nil {
 		l.userDone(u, o)
 		return
@@ -515,6 +522,12 @@ func (l *evLoop) closeConn(c *evConn) {
 	c.seq++
 	l.conns[c.fd] = nil
 	unix.Close(c.fd)
+}
+
+// finish records the outcome of the loop's request t, sent at sent.
+func (l *evLoop) finish(t ticket, sent int64, status int, err error) Outcome {
+	l.owned--
+	return l.r.finish(&l.r.shards[l.id], l.r.states[t.phase], t, sent, status, err)
 }
 
 // expire fails every request whose deadline has passed.
@@ -564,11 +577,11 @@ func (l *evLoop) shutdown() {
 		t, sent := c.t, c.sent
 		l.closeConn(c)
 		if busy {
-			r.finish(l.sh, r.states[t.phase], t, sent, 0, errClosedRun)
+			l.finish(t, sent, 0, errClosedRun)
 		}
 	}
 	l.pending.drop(r)
-	l.idle, l.expiry, l.expHead = nil, nil, 0
+	l.idle, l.expiry, l.expHead, l.owned = nil, nil, 0, 0
 }
 
 // closedRun is a closed-model phase on the loop.
@@ -579,17 +592,18 @@ type closedRun struct {
 	thinking userHeap // users waiting to send, soonest first
 }
 
-// closedPace runs ps's users until end: each sends, waits for its
-// response, thinks (Config.Think; after a connection error at least
-// closedBackoff) and repeats, on its own connection. It returns when every
-// user has stopped: its next send would fall after end.
+// closedPace runs the loop's share of ps's users (user u runs on loop u
+// mod n) until end: each sends, waits for its response, thinks
+// (Config.Think; after a connection error at least closedBackoff) and
+// repeats, on its own connection. It returns when every user has stopped:
+// its next send would fall after end.
 func (l *evLoop) closedPace(ps *phaseState, end int64) {
 	r := l.r
-	l.sh = &r.shards[0]
-	cr := &closedRun{ps: ps, end: end, active: ps.plan.users}
+	users := loopShare(ps.plan.users, l.id, l.n)
+	cr := &closedRun{ps: ps, end: end, active: users}
 	l.closed = cr
 	defer func() { l.closed = nil }()
-	for range ps.plan.users {
+	for range users {
 		u := &evUser{i: -1}
 		for len(l.idle) > 0 { // the previous phase's connections
 			c := l.idle[len(l.idle)-1]
@@ -637,6 +651,7 @@ func (l *evLoop) userSend(u *evUser) {
 	ps.sent.Add(1)
 	ps.inflight.Add(1)
 	r.inflight.Add(1)
+	l.owned++
 	t := ticket{phase: int32(ps.plan.index), intended: now, seq: r.seq.Add(1)}
 	if u.c != nil && u.c.state == evIdle {
 		l.send(u.c, t, now)

@@ -4,16 +4,17 @@ package load
 
 import "errors"
 
-// evLoop is the Linux event loop (evloop_linux.go); elsewhere the runner
-// uses a goroutine per connection.
-type evLoop struct{}
+// evLoops is the Linux event-loop engine (evloops_linux.go); elsewhere the
+// runner uses a goroutine per connection.
+type evLoops struct{}
 
-func newEvLoop(*runner) (*evLoop, error) {
+func newEvLoops(*runner, int) (*evLoops, error) {
 	return nil, errors.New("the event loop needs Linux on amd64 or arm64")
 }
 
-func (*evLoop) pace(*phaseState, int64, int64) {}
-func (*evLoop) closedPace(*phaseState, int64)  {}
-func (*evLoop) serveUntil(int64, bool)         {}
-func (*evLoop) shutdown()                      {}
-func (*evLoop) close()                         {}
+func (*evLoops) count() int                     { return 0 }
+func (*evLoops) pace(*phaseState, int64, int64) {}
+func (*evLoops) closedPace(*phaseState, int64)  {}
+func (*evLoops) serveUntil(int64, bool)         {}
+func (*evLoops) shutdown()                      {}
+func (*evLoops) close()                         {}

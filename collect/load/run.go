@@ -43,11 +43,17 @@ const closedBackoff = 10 * time.Millisecond
 // Run starts goroutines and connections and stops them all before it
 // returns; Progress and Interval are not called after that.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
+	return runLoops(ctx, cfg, 0)
+}
+
+// runLoops is Run with loops event loops when the run uses the event-loop
+// engine (0: evLoopCount's choice); tests pick the count.
+func runLoops(ctx context.Context, cfg Config, loops int) (*Result, error) {
 	c, err := cfg.withDefaults()
 	if err != nil {
 		return nil, &configError{err}
 	}
-	r, err := newRunner(ctx, &c)
+	r, err := newRunnerLoops(ctx, &c, loops)
 	if err != nil {
 		return nil, err
 	}
@@ -113,9 +119,10 @@ type runner struct {
 	// failures are then no outcome.
 	abandon atomic.Bool
 
-	// ev is the open model's event loop (evloop_linux.go), run by the
-	// driver goroutine; nil when the run uses goroutines per connection.
-	ev *evLoop
+	// ev is the event-loop engine (evloops_linux.go): its first loop runs
+	// on the driver goroutine; nil when the run uses goroutines per
+	// connection.
+	ev *evLoops
 
 	// sleeper times the driver's short waits; nil when unavailable.
 	sleeper *preciseSleeper
@@ -190,6 +197,12 @@ type phaseRec struct {
 }
 
 func newRunner(ctx context.Context, cfg *Config) (*runner, error) {
+	return newRunnerLoops(ctx, cfg, 0)
+}
+
+// newRunnerLoops is newRunner with loops event loops (0: evLoopCount's
+// choice).
+func newRunnerLoops(ctx context.Context, cfg *Config, loops int) (*runner, error) {
 	conns := newConnSet()
 	t, err := newTarget(cfg, conns)
 	if err != nil {
@@ -210,15 +223,18 @@ func newRunner(ctx context.Context, cfg *Config) (*runner, error) {
 	// the lean client runs on the event loop when the system has one.
 	writable := cfg.Client == Lean && t.maxRequestLen() <= maxPipelinedRequest
 	if writable && t.tls == nil && !cfg.Goroutines {
-		if l, err := newEvLoop(r); err == nil {
-			r.ev = l
+		if loops <= 0 {
+			loops = evLoopCount(cfg)
+		}
+		if g, err := newEvLoops(r, loops); err == nil {
+			r.ev = g
 		}
 	}
 	// Outcomes are recorded into shards, so that reader goroutines seldom
-	// share a lock; the event loop is one goroutine and needs one.
+	// share a lock; each event loop has its own.
 	nShards := min(2*runtime.GOMAXPROCS(0), 8)
 	if r.ev != nil {
-		nShards = 1
+		nShards = r.ev.count()
 	}
 	r.shards = make([]shard, nShards)
 	r.states = make([]*phaseState, len(r.plan))
