@@ -297,6 +297,18 @@ func printSweepSummary(s *stdio, r *report.SweepReport) {
 			fmt.Fprintf(s.out, "recommended %s: %s\n", rundir.GOMAXPROCSLabel(a.Recommendation.GOMAXPROCS, cpus), a.Recommendation.Reason)
 		}
 	}
+	for _, f := range a.Quota.Findings {
+		fmt.Fprintf(s.out, "%s: %s\n", f.Kind, f.Detail)
+	}
+	if q := a.Quota; q.TargetP99 > 0 {
+		for _, sz := range q.Sizing {
+			if sz.Limit > 0 {
+				fmt.Fprintf(s.out, "p99 <= %v at %g req/s: smallest limit %g CPUs (%s, p99 %.2f ms)\n", q.TargetP99, sz.Load, sz.Limit, sz.Label, float64(sz.P99)/1e6)
+			} else {
+				fmt.Fprintf(s.out, "p99 <= %v at %g req/s: no limit tried (the lowest p99: %.2f ms, %s)\n", q.TargetP99, sz.Load, float64(sz.P99)/1e6, sz.Label)
+			}
+		}
+	}
 	fmt.Fprintf(s.out, "report: %s\n", strings.Join(r.Files, ", "))
 }
 

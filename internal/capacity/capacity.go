@@ -510,6 +510,19 @@ func Analyze(samples []Sample, opt Options) (Analysis, error) {
 	}
 	a.Notes = notes(a.Levels)
 	a.Quota = quotas(a, opt)
+	// Under a CPU limit the GOMAXPROCS to use is the quota's advice (it
+	// weighs the throttling as well as the ceilings): one recommendation.
+	for fi := range a.Families {
+		f := &a.Families[fi]
+		for _, ad := range a.Quota.Advice {
+			if f.CPULimit > 0 && ad.Limit == f.CPULimit && ad.Family == familyLabel(familyKey{Model: f.Model, Set: f.Set}) {
+				f.Recommendation = Recommendation{GOMAXPROCS: ad.GOMAXPROCS, Reason: ad.Reason}
+			}
+		}
+	}
+	if len(a.Families) == 1 {
+		a.Recommendation = a.Families[0].Recommendation
+	}
 	return a, nil
 }
 

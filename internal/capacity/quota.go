@@ -156,13 +156,17 @@ func quotas(a Analysis, opt Options) Quotas {
 	return q
 }
 
-// cpuPerRequest is a group's CPU per request: the median over its lines
-// (each line's is over its served loads); 0 when not measured.
-func (g limitGroup) cpuPerRequest() time.Duration {
+// cpuAt is a group's CPU per request at offered rate x: the median over
+// its lines of the CPU per 2xx measured there (it falls with the load on
+// servers with a fixed idle cost, so the rate judged is the rate it was
+// measured at); 0 when not measured.
+func (g limitGroup) cpuAt(x float64) time.Duration {
 	var v []float64
 	for _, l := range g.levels {
-		if l.CPUPerRequest > 0 {
-			v = append(v, float64(l.CPUPerRequest))
+		for _, c := range l.Cells {
+			if c.X() == x && c.CPUPerRequest > 0 {
+				v = append(v, float64(c.CPUPerRequest))
+			}
 		}
 	}
 	slices.Sort(v)
@@ -172,8 +176,7 @@ func (g limitGroup) cpuPerRequest() time.Duration {
 // tooTight finds the highest offered rate whose CPU (rate x CPU per
 // request) exceeds the quota.
 func tooTight(g limitGroup) []QuotaFinding {
-	cpu := g.cpuPerRequest()
-	if cpu <= 0 || len(g.levels) == 0 || g.levels[0].Closed {
+	if len(g.levels) == 0 || g.levels[0].Closed {
 		return nil
 	}
 	top, best := 0.0, Level{}
@@ -185,8 +188,9 @@ func tooTight(g limitGroup) []QuotaFinding {
 			best = l
 		}
 	}
+	cpu := g.cpuAt(top)
 	need := top * cpu.Seconds()
-	if need <= g.limit {
+	if cpu <= 0 || need <= g.limit {
 		return nil
 	}
 	fits := g.limit / cpu.Seconds()
@@ -197,14 +201,15 @@ func tooTight(g limitGroup) []QuotaFinding {
 }
 
 // throttled finds a line's most telling throttled load: the highest load
-// the quota carried (99 % of the offered rate answered 2xx; beyond it the
+// the quota carried (99 % of the offered rate answered 2xx, and 2xx/s
+// within 5 % of it while the phase ran; beyond it the
 // latency is a queue's, and QuotaTooTight says why) throttled in at least
 // 10 % of its periods. The p99 it cost is against the least throttled
 // sibling at the same load, else the line's own lowest load.
 func throttled(l Level, g limitGroup) (QuotaFinding, bool) {
 	pick := -1
 	for i, c := range l.Cells {
-		carried := l.Closed || c.Answered >= 0.99*c.OfferedRate
+		carried := l.Closed || (c.Answered >= 0.99*c.OfferedRate && c.OKPerSec >= 0.95*c.OfferedRate)
 		if c.Quota && c.Throttled >= throttledShare && c.FullyOffered() && carried {
 			pick = i // the highest: cells ascend
 		}
@@ -254,7 +259,7 @@ func throttled(l Level, g limitGroup) (QuotaFinding, bool) {
 // aboveLimit says when a line's GOMAXPROCS exceeds its limit.
 func aboveLimit(l Level, opt Options) (QuotaFinding, bool) {
 	limit := l.Line.CPULimit
-	if l.GOMAXPROCS <= 0 || float64(l.GOMAXPROCS) <= limit {
+	if l.GOMAXPROCS <= 1 || float64(l.GOMAXPROCS) <= limit { // 1 is the least there is
 		return QuotaFinding{}, false
 	}
 	most := mostThrottled(l)
