@@ -22,16 +22,7 @@ import (
 // more than one CPU at a time. As root on a writable cgroup hierarchy,
 // not under -short (about 12 s).
 func TestSweepCPULimitEndToEnd(t *testing.T) {
-	if testing.Short() {
-		t.Skip("a real sweep of two lines: about 12 s")
-	}
-	if os.Getuid() != 0 {
-		t.Skip("needs root")
-	}
-	if _, _, err := sweep.PrepareCgroups(""); err != nil {
-		t.Skip(err)
-	}
-	t.Setenv(envExec, "1") // the fixture is this test binary, run as schedscope
+	needCgroups(t, "a real sweep of two lines: about 12 s")
 	dir := filepath.Join(t.TempDir(), "sweep")
 	args := []string{"sweep", "--fixture", "cpu?us=2000", "--cpu-limits", "1", "--gomaxprocs", "1,2", "--rates", "600",
 		"--duration", "2s", "--warmup", "1s", "--pause", "0s", "--iterations", "1", "--no-tui", "--out", dir}
@@ -78,13 +69,13 @@ func TestSweepCPULimitEndToEnd(t *testing.T) {
 	}
 }
 
-// quotaSweep runs a CPU-limit sweep of the fixture with args and returns
-// its analysis, as the report reads it. As root on a writable cgroup
-// hierarchy, not under -short.
-func quotaSweep(t *testing.T, args ...string) *report.SweepReport {
+// needCgroups skips a real CPU-limit sweep under -short (why), without
+// root or without a writable cgroup cpu controller, and runs the fixture
+// as this test binary.
+func needCgroups(t *testing.T, why string) {
 	t.Helper()
 	if testing.Short() {
-		t.Skip("a real CPU-limit sweep")
+		t.Skip(why)
 	}
 	if os.Getuid() != 0 {
 		t.Skip("needs root")
@@ -93,6 +84,14 @@ func quotaSweep(t *testing.T, args ...string) *report.SweepReport {
 		t.Skip(err)
 	}
 	t.Setenv(envExec, "1") // the fixture is this test binary, run as schedscope
+}
+
+// quotaSweep runs a CPU-limit sweep of the fixture with args and returns
+// its analysis, as the report reads it. As root on a writable cgroup
+// hierarchy, not under -short.
+func quotaSweep(t *testing.T, args ...string) *report.SweepReport {
+	t.Helper()
+	needCgroups(t, "a real CPU-limit sweep")
 	dir := filepath.Join(t.TempDir(), "sweep")
 	args = append([]string{"sweep", "--iterations", "1", "--no-tui", "--out", dir}, args...)
 	code, out, errOut := runCLI(t, context.Background(), args...)

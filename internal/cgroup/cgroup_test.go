@@ -224,60 +224,6 @@ func TestRemoveStale(t *testing.T) {
 
 func itoa(n int) string { return strconv.Itoa(n) }
 
-// TestRealThrottle puts a busy shell loop under a 0.5 CPU quota on the
-// machine's cgroup v1 or v2 hierarchy: it must be throttled, and the
-// cgroup gone afterwards. Skipped without root or a writable hierarchy.
-func TestRealThrottle(t *testing.T) {
-	if os.Getuid() != 0 {
-		t.Skip("needs root")
-	}
-	h, err := Detect(DefaultRoot)
-	if err != nil {
-		t.Skip(err)
-	}
-	if err := h.Check(); err != nil {
-		t.Skip(err)
-	}
-	t.Cleanup(func() {
-		if err := h.RemoveParent(); err != nil {
-			t.Error(err)
-		}
-	})
-	g, err := h.Create("test-"+itoa(os.Getpid()), 0.5)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.Remove()
-	argv := g.Wrap([]string{"sh", "-c", "while :; do :; done"})
-	cmd := exec.Command(argv[0], argv[1:]...)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(200 * time.Millisecond)
-	before, err := g.Stat()
-	if err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(time.Second)
-	after, err := g.Stat()
-	cmd.Process.Kill()
-	cmd.Wait()
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := after.Sub(before)
-	t.Logf("%v: over 1 s: %d periods, %d throttled (%.0f%%), throttled %v", h, d.Periods, d.Throttled, 100*d.ThrottledShare(), d.Time)
-	if d.Throttled == 0 || d.Time == 0 {
-		t.Errorf("a busy loop under 0.5 CPU was not throttled: %+v", d)
-	}
-	if err := g.Remove(); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(g.Dir); !os.IsNotExist(err) {
-		t.Errorf("cgroup %s still there: %v", g.Dir, err)
-	}
-}
-
 // TestCreateParent: the quota is on the group, processes join its leaf,
 // which has none, and Remove takes both.
 func TestCreateParent(t *testing.T) {
@@ -313,10 +259,12 @@ func TestCreateParent(t *testing.T) {
 	}
 }
 
-// TestRealParentThrottle: a busy loop in the leaf of a parent with a 0.5
-// CPU quota is throttled on the parent, and both cgroups go. As root on
-// a writable hierarchy.
-func TestRealParentThrottle(t *testing.T) {
+// TestRealThrottle puts a busy shell loop under a 0.5 CPU quota on the
+// machine's cgroup v1 or v2 hierarchy, on its own cgroup and on its
+// parent's (CreateParent, the loop in the unlimited leaf): it must be
+// throttled, and the cgroups gone afterwards. Skipped without root or a
+// writable hierarchy.
+func TestRealThrottle(t *testing.T) {
 	if os.Getuid() != 0 {
 		t.Skip("needs root")
 	}
@@ -332,39 +280,48 @@ func TestRealParentThrottle(t *testing.T) {
 			t.Error(err)
 		}
 	})
-	g, err := h.CreateParent("ptest-"+itoa(os.Getpid()), 0.5)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.Remove()
-	argv := g.Wrap([]string{"sh", "-c", "while :; do :; done"})
-	cmd := exec.Command(argv[0], argv[1:]...)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(200 * time.Millisecond)
-	procs := read(t, filepath.Join(g.Leaf, "cgroup.procs"))
-	before, err := g.Stat()
-	if err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(time.Second)
-	after, err := g.Stat()
-	cmd.Process.Kill()
-	cmd.Wait()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(procs, itoa(cmd.Process.Pid)) {
-		t.Errorf("the loop %d is not in the leaf: %q", cmd.Process.Pid, procs)
-	}
-	if d := after.Sub(before); d.Throttled == 0 {
-		t.Errorf("a busy loop under a parent's 0.5 CPU was not throttled on the parent: %+v", d)
-	}
-	if err := g.Remove(); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(g.Dir); !os.IsNotExist(err) {
-		t.Errorf("cgroup %s still there: %v", g.Dir, err)
+	for _, tc := range []struct {
+		name   string
+		create func(string, float64) (*Group, error)
+	}{{"own", h.Create}, {"parent", h.CreateParent}} {
+		t.Run(tc.name, func(t *testing.T) {
+			g, err := tc.create("test-"+tc.name+"-"+itoa(os.Getpid()), 0.5)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer g.Remove()
+			argv := g.Wrap([]string{"sh", "-c", "while :; do :; done"})
+			cmd := exec.Command(argv[0], argv[1:]...)
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(200 * time.Millisecond)
+			procs := read(t, g.ProcsFile())
+			before, err := g.Stat()
+			if err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(time.Second)
+			after, err := g.Stat()
+			cmd.Process.Kill()
+			cmd.Wait()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(procs, itoa(cmd.Process.Pid)) {
+				t.Errorf("the loop %d is not in %s: %q", cmd.Process.Pid, g.ProcsFile(), procs)
+			}
+			d := after.Sub(before)
+			t.Logf("%v, %s: over 1 s: %d periods, %d throttled (%.0f%%), throttled %v", h, tc.name, d.Periods, d.Throttled, 100*d.ThrottledShare(), d.Time)
+			if d.Throttled == 0 || d.Time == 0 {
+				t.Errorf("a busy loop under 0.5 CPU was not throttled: %+v", d)
+			}
+			if err := g.Remove(); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := os.Stat(g.Dir); !os.IsNotExist(err) {
+				t.Errorf("cgroup %s still there: %v", g.Dir, err)
+			}
+		})
 	}
 }
