@@ -127,21 +127,7 @@ func startBin(t *testing.T, bin string, args ...string) *cli {
 	if bin == "" {
 		return startCLI(t, nil, args...)
 	}
-	c := &cli{cmd: exec.Command(bin, args...), done: make(chan struct{})}
-	c.cmd.Stdout, c.cmd.Stderr = &c.stdout, &c.stderr
-	if err := c.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		_ = c.cmd.Wait()
-		c.ended = time.Now()
-		close(c.done)
-	}()
-	t.Cleanup(func() {
-		_ = c.cmd.Process.Kill()
-		<-c.done
-	})
-	return c
+	return startProcess(t, exec.Command(bin, args...))
 }
 
 // fixtureURL starts the fixture in a process of its own (bin fixture; ""

@@ -63,9 +63,18 @@ func startCLI(t *testing.T, stdin io.Reader, args ...string) *cli {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &cli{cmd: exec.Command(exe, args...), done: make(chan struct{})}
-	c.cmd.Env = append(os.Environ(), envExec+"=1")
-	c.cmd.Stdin, c.cmd.Stdout, c.cmd.Stderr = stdin, &c.stdout, &c.stderr
+	cmd := exec.Command(exe, args...)
+	cmd.Env = append(os.Environ(), envExec+"=1")
+	cmd.Stdin = stdin
+	return startProcess(t, cmd)
+}
+
+// startProcess starts cmd with its output kept, waits for it in a
+// goroutine of its own and kills it when the test ends.
+func startProcess(t *testing.T, cmd *exec.Cmd) *cli {
+	t.Helper()
+	c := &cli{cmd: cmd, done: make(chan struct{})}
+	c.cmd.Stdout, c.cmd.Stderr = &c.stdout, &c.stderr
 	if err := c.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

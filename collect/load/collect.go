@@ -158,10 +158,7 @@ func (c *collector) drain(ps *phaseState) {
 		ps.lastDone = max(ps.lastDone, rec.lastDone)
 		ps.completed += rec.completed
 		ps.ok += rec.ok
-		ps.errs.Status += rec.errs.Status
-		ps.errs.Timeout += rec.errs.Timeout
-		ps.errs.Connection += rec.errs.Connection
-		ps.errs.Other += rec.errs.Other
+		ps.errs = ps.errs.Plus(rec.errs)
 		for code, n := range rec.codes {
 			if n > 0 {
 				ps.codes[code] += n

@@ -494,10 +494,7 @@ func mergePhase(shares []shardPhase, hists map[string]*hdrhistogram.Histogram, r
 		p.Completed += ph.Completed
 		p.Unfinished += ph.Unfinished
 		p.OK += ph.OK
-		p.Errors.Status += ph.Errors.Status
-		p.Errors.Timeout += ph.Errors.Timeout
-		p.Errors.Connection += ph.Errors.Connection
-		p.Errors.Other += ph.Errors.Other
+		p.Errors = p.Errors.Plus(ph.Errors)
 		for code, n := range ph.StatusCodes {
 			p.StatusCodes[code] += n
 		}

@@ -199,6 +199,11 @@ type ErrorCounts struct {
 // Total is the sum of every class.
 func (e ErrorCounts) Total() int64 { return e.Status + e.Timeout + e.Connection + e.Other }
 
+// Plus is e and o added class by class.
+func (e ErrorCounts) Plus(o ErrorCounts) ErrorCounts {
+	return ErrorCounts{Status: e.Status + o.Status, Timeout: e.Timeout + o.Timeout, Connection: e.Connection + o.Connection, Other: e.Other + o.Other}
+}
+
 // Percentiles summarises a latency distribution, in milliseconds.
 type Percentiles struct {
 	P50  float64 `json:"p50"`

@@ -150,10 +150,7 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 		t.Sent += p.Sent
 		t.NotSent += p.NotSent
 		t.OK += p.OK
-		t.Errors.Status += p.Errors.Status
-		t.Errors.Timeout += p.Errors.Timeout
-		t.Errors.Connection += p.Errors.Connection
-		t.Errors.Other += p.Errors.Other
+		t.Errors = t.Errors.Plus(p.Errors)
 	}
 	last, seen := m.last, m.seen
 	m.mu.Unlock()
