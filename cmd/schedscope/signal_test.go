@@ -302,6 +302,24 @@ func TestKilledRunTakesItsTarget(t *testing.T) {
 			killAndWatch(t, c, func() bool { return answers(addr) }, "the target at "+addr+" answers")
 		})
 	}
+	// nohup hands schedscope, and through it the target's guard shell,
+	// SIGHUP ignored, and a shell cannot trap a signal ignored when it
+	// started: the guard must hear of schedscope's death another way.
+	t.Run("under nohup", func(t *testing.T) {
+		if _, err := exec.LookPath("nohup"); err != nil {
+			t.Skip(err)
+		}
+		addr := freeAddr(t)
+		cmd := exec.Command("nohup", exe, "run", "--no-tui", "--rate", "20", "--duration", "60s", "--cmd", exe+" fixture --addr "+addr,
+			"--out", filepath.Join(t.TempDir(), "run"), "http://"+addr+"/sleep?ms=1")
+		cmd.Env = append(os.Environ(), envExec+"=1")
+		c := startProcess(t, cmd)
+		c.waitFor(t, `\n +[0-9.]+s \[`)
+		if !answers(addr) {
+			t.Fatalf("positive control: the target at %s does not answer", addr)
+		}
+		killAndWatch(t, c, func() bool { return answers(addr) }, "the target at "+addr+" answers")
+	})
 	t.Run("sweep fixture", func(t *testing.T) {
 		c := startCLI(t, nil, "sweep", "--fixture", "sleep?ms=1 --model pool", "--gomaxprocs", "1", "--rates", "20",
 			"--iterations", "1", "--warmup", "30s", "--duration", "1s", "--no-pin", "--no-tui", "--no-report",

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/schedscope/schedscope/internal/capacity"
 	"github.com/schedscope/schedscope/internal/report"
@@ -179,8 +180,16 @@ func TestQuotaShapes(t *testing.T) {
 		if !hasQuotaFinding(r, capacity.QuotaTooTight, -1) || hasQuotaFinding(r, capacity.QuotaThrottled, 1) {
 			t.Errorf("want the limit too tight for 750 req/s, and no throttling verdict for GOMAXPROCS 1: %+v", r.Analysis.Quota.Findings)
 		}
+		// The advice's rule (capacity.advise): within 5 % of the best
+		// ceiling, the higher knee, then a p99 at it lower by 10 %.
+		p99At := func(l capacity.Level) time.Duration { return quotaCell(t, l, l.Knee).P99 }
+		best := math.Max(l1.Ceiling, l2.Ceiling)
 		want := 1
-		if l2.Knee > l1.Knee {
+		switch {
+		case l1.Ceiling < 0.95*best:
+			want = 2
+		case l2.Ceiling < 0.95*best:
+		case l2.Knee > l1.Knee, l2.Knee == l1.Knee && l1.Knee > 0 && p99At(l2) < 9*p99At(l1)/10:
 			want = 2
 		}
 		if a := r.Analysis.Quota.Advice; len(a) != 1 || a[0].GOMAXPROCS != want {

@@ -52,14 +52,17 @@ type Process struct {
 const stopGrace = 5 * time.Second
 
 // guardScript runs the command line "$1" in a child shell and waits for
-// it. Start has the kernel send the guard SIGHUP when schedscope dies
+// it. Start has the kernel send the guard SIGUSR1 when schedscope dies
 // (Pdeathsig, Linux), and the guard then kills its whole process group:
 // the target and everything it started. A Pdeathsig on the shell alone
 // would not do: it covers only the process it is set on, not the shell's
 // children (sh -c does not exec its last command in dash). The signal
 // interrupts `wait` at once (POSIX), where a foreground child would
-// hold the trap until it exited.
-const guardScript = `trap 'kill -KILL 0' HUP; sh -c "$1" & wait $!`
+// hold the trap until it exited. SIGUSR1, not SIGHUP: a signal ignored
+// when a shell starts cannot be trapped (POSIX), and schedscope run under
+// nohup hands its children SIGHUP ignored; nothing ignores SIGUSR1, and
+// Stop's SIGTERM still reaches the target as itself.
+const guardScript = `trap 'kill -KILL 0' USR1; sh -c "$1" & wait $!`
 
 // Start starts s in its own process group, with GOMAXPROCS in its
 // environment and pinned with taskset when s.CPUs is set. The process is
@@ -101,7 +104,7 @@ func Start(s Spec) (*Process, error) {
 	cmd.Stdout, cmd.Stderr = out, out
 	death := syscall.SIGKILL
 	if guarded {
-		death = syscall.SIGHUP // the guard's trap kills the group
+		death = syscall.SIGUSR1 // the guard's trap kills the group
 	}
 	cmd.SysProcAttr = procAttr(death)
 	p := &Process{cmd: cmd, tail: tail, done: make(chan struct{})}
