@@ -110,7 +110,8 @@ type Quotas struct {
 
 // limitGroup is the lines of one family under one CPU limit.
 type limitGroup struct {
-	family string
+	family string // the model and flag values ("" when not swept)
+	label  string // the family's, with the limit: "pool, limit 1 CPU"
 	limit  float64
 	levels []Level // ascending GOMAXPROCS, auto first
 }
@@ -123,7 +124,7 @@ func quotas(a Analysis, opt Options) Quotas {
 		if f.CPULimit <= 0 {
 			continue
 		}
-		groups = append(groups, limitGroup{family: familyLabel(familyKey{Model: f.Model, Set: f.Set}), limit: f.CPULimit, levels: f.Levels})
+		groups = append(groups, limitGroup{family: familyLabel(familyKey{Model: f.Model, Set: f.Set}), label: f.Label, limit: f.CPULimit, levels: f.Levels})
 	}
 	if len(groups) == 0 {
 		return q
@@ -194,9 +195,9 @@ func tooTight(g limitGroup) []QuotaFinding {
 		return nil
 	}
 	fits := g.limit / cpu.Seconds()
-	f := QuotaFinding{Kind: QuotaTooTight, Line: rundir.Line{CPULimit: g.limit}, Label: limitLabel(g), Limit: g.limit, Load: top, Needed: need, Ceiling: best.Ceiling}
-	f.Detail = fmt.Sprintf("%s is too tight for %s req/s: at %s of CPU per request the load needs %.2f CPUs (rate x CPU per request), the quota gives %g, so at most about %.0f req/s fit; the best line, %s, reached %.0f 2xx/s",
-		limitLabel(g), fmtLoad(top), fmtCPU(cpu), need, g.limit, fits, best.Label, best.Ceiling)
+	f := QuotaFinding{Kind: QuotaTooTight, Line: rundir.Line{CPULimit: g.limit}, Label: g.label, Limit: g.limit, Load: top, Needed: need, Ceiling: best.Ceiling}
+	f.Detail = fmt.Sprintf("%s is too tight for %s: at %s of CPU per request the load needs %.2f CPUs (rate x CPU per request), the quota gives %g, so at most about %.0f req/s fit; the best line, %s, reached %.0f 2xx/s",
+		g.label, fmtLoad(top, false), fmtCPU(cpu), need, g.limit, fits, best.Label, best.Ceiling)
 	return []QuotaFinding{f}
 }
 
@@ -377,15 +378,15 @@ func advise(g limitGroup, opt Options) LimitAdvice {
 		adv.Reason = fmt.Sprintf("the smallest value within %.0f %% of the best ceiling (%.0f of %.0f 2xx/s); no line served its lowest load", 100*opt.PlateauTolerance, pick.Ceiling, best)
 	default:
 		adv.Reason = fmt.Sprintf("ceilings within %.0f %% of each other (%.0f 2xx/s at GOMAXPROCS %d); it served up to %s within the p99 rule (p99 %s, throttled in %.0f %% of periods)",
-			100*opt.PlateauTolerance, pick.Ceiling, pick.GOMAXPROCS, fmtLoad(pick.Knee)+loadUnit(pick), fmtMS(p99At(pick, pick.Knee)), 100*max(0, throttledAt(pick, pick.Knee)))
+			100*opt.PlateauTolerance, pick.Ceiling, pick.GOMAXPROCS, fmtLoad(pick.Knee, pick.Closed), fmtMS(p99At(pick, pick.Knee)), 100*max(0, throttledAt(pick, pick.Knee)))
 		for _, l := range near {
 			if l.GOMAXPROCS == pick.GOMAXPROCS {
 				continue
 			}
 			if l.Knee < pick.Knee {
-				adv.Reason += fmt.Sprintf("; GOMAXPROCS %d only up to %s", l.GOMAXPROCS, fmtLoad(l.Knee)+loadUnit(l))
+				adv.Reason += fmt.Sprintf("; GOMAXPROCS %d only up to %s", l.GOMAXPROCS, fmtLoad(l.Knee, l.Closed))
 				if th := throttledAt(l, pick.Knee); th >= 0 {
-					adv.Reason += fmt.Sprintf(" (at %s: p99 %s, throttled in %.0f %%)", fmtLoad(pick.Knee)+loadUnit(l), fmtMS(p99At(l, pick.Knee)), 100*th)
+					adv.Reason += fmt.Sprintf(" (at %s: p99 %s, throttled in %.0f %%)", fmtLoad(pick.Knee, l.Closed), fmtMS(p99At(l, pick.Knee)), 100*th)
 				}
 			} else {
 				adv.Reason += fmt.Sprintf("; GOMAXPROCS %d as far, p99 %s there", l.GOMAXPROCS, fmtMS(p99At(l, l.Knee)))
@@ -398,13 +399,6 @@ func advise(g limitGroup, opt Options) LimitAdvice {
 		adv.Reason += "; the runtime's default agrees"
 	}
 	return adv
-}
-
-func loadUnit(l Level) string {
-	if l.Closed {
-		return " users"
-	}
-	return " req/s"
 }
 
 func p99At(l Level, x float64) time.Duration {
@@ -470,21 +464,16 @@ func size(groups []limitGroup, target time.Duration) []Sizing {
 	return out
 }
 
-func limitLabel(g limitGroup) string {
-	if g.family == "" {
-		return rundir.CPULimitLabel(g.limit)
-	}
-	return g.family + ", " + rundir.CPULimitLabel(g.limit)
-}
+// fmtX is a cell's load with its unit: "450 req/s", "50 users".
+func fmtX(c Cell) string { return fmtLoad(c.X(), c.Users > 0) }
 
-func fmtX(c Cell) string {
-	if c.Users > 0 {
-		return fmt.Sprintf("%d users", c.Users)
+// fmtLoad is load x with its unit, users for the closed model.
+func fmtLoad(x float64, closed bool) string {
+	if closed {
+		return fmt.Sprintf("%g users", x)
 	}
-	return fmtLoad(c.OfferedRate) + " req/s"
+	return fmt.Sprintf("%g req/s", x)
 }
-
-func fmtLoad(x float64) string { return fmt.Sprintf("%g", x) }
 
 func fmtMS(d time.Duration) string {
 	ms := float64(d) / float64(time.Millisecond)

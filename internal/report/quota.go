@@ -36,24 +36,8 @@ func renderQuota(md *mdWriter, r *SweepReport, throttledPNG string) {
 	}
 	md.f("Each limit was a CPU quota (cgroup v%d) on %s. Each cell: the ceiling (2xx/s), the p99 at the knee (the highest load served; `-` when none) and the most throttled share of the quota's 100 ms periods at any load of that line.\n\n", p.CgroupVersion, where)
 
-	// The grid: one row per family and limit, one column per GOMAXPROCS.
-	type row struct {
-		family string
-		limit  float64
-	}
-	var rows []row
-	cells := map[row]map[int]capacity.Level{}
-	for _, l := range a.Levels {
-		if l.Line.CPULimit <= 0 {
-			continue
-		}
-		k := row{familyOf(l.Line), l.Line.CPULimit}
-		if cells[k] == nil {
-			cells[k] = map[int]capacity.Level{}
-			rows = append(rows, k)
-		}
-		cells[k][l.Line.GOMAXPROCS] = l
-	}
+	// The grid: one row per family (model, limit, flag values), one
+	// column per GOMAXPROCS.
 	cols := slices.Clone(p.GOMAXPROCS)
 	slices.Sort(cols)
 	md.f("| limit |")
@@ -61,18 +45,18 @@ func renderQuota(md *mdWriter, r *SweepReport, throttledPNG string) {
 		md.f(" %s |", rundir.GOMAXPROCSLabel(g, CPUs(p)))
 	}
 	md.f("\n|---|%s\n", strings.Repeat("---:|", len(cols)))
-	for _, k := range rows {
-		name := rundir.CPULimitLabel(k.limit)
-		if k.family != "" {
-			name = k.family + ", " + name
+	for _, f := range a.Families {
+		if f.CPULimit <= 0 {
+			continue
 		}
-		md.f("| %s |", name)
+		md.f("| %s |", f.Label)
 		for _, g := range cols {
-			l, ok := cells[k][g]
-			if !ok {
+			i := slices.IndexFunc(f.Levels, func(l capacity.Level) bool { return l.Line.GOMAXPROCS == g })
+			if i < 0 {
 				md.f(" - |")
 				continue
 			}
+			l := f.Levels[i]
 			auto := ""
 			if g == 0 && l.GOMAXPROCS > 0 {
 				auto = fmt.Sprintf("(%d) ", l.GOMAXPROCS)
@@ -124,17 +108,6 @@ func renderQuota(md *mdWriter, r *SweepReport, throttledPNG string) {
 		}
 		md.f("\n")
 	}
-}
-
-func familyOf(l rundir.Line) string {
-	var parts []string
-	if l.Model != "" {
-		parts = append(parts, l.Model)
-	}
-	for _, kv := range l.Set.Pairs() {
-		parts = append(parts, kv[0]+"="+kv[1])
-	}
-	return strings.Join(parts, ", ")
 }
 
 func ceilingOf(l capacity.Level) string {

@@ -469,7 +469,6 @@ func NewPlan(cfg Config) (rundir.SweepPlan, error) {
 		Iterations:       cfg.Iterations, Pinned: !cfg.NoPin && !cfg.Live, TargetCPUs: cfg.TargetCPUs,
 		Machine: target.DescribeMachine(), Started: time.Now().UTC(),
 		LimitOnParent: cfg.LimitOnParent, TargetP99MS: float64(cfg.TargetP99) / float64(time.Millisecond),
-		Arrivals: strings.TrimPrefix(cfg.Arrivals, "uniform"),
 	}
 	if len(cfg.GOMAXPROCS) == 0 {
 		return p, errors.New("no GOMAXPROCS values: give --gomaxprocs 1,2,4")
@@ -572,6 +571,9 @@ func NewPlan(cfg Config) (rundir.SweepPlan, error) {
 		return p, errors.New("--target-p99 sizes the CPU limit for offered rates: give --rates, not --users")
 	case !cfg.Live && !hasCmd:
 		return p, errors.New("no target command: give --cmd 'COMMAND' or --fixture 'SCENARIO --model M' (or --live --agent URL for a running target)")
+	}
+	if cfg.Arrivals == "poisson" {
+		p.Arrivals = cfg.Arrivals // uniform is the default: left out
 	}
 	return p, nil
 }
