@@ -219,11 +219,16 @@ func TestQuotaShapes(t *testing.T) {
 	})
 	// A limit on the parent cgroup only: auto takes the CPU count, the
 	// sweep reports the throttling and the runtime's blind spot.
+	// 500 req/s of 2 ms needs about 1.1 CPUs: over the quota, so the
+	// parent is throttled whatever the arrivals' spacing (at 400 req/s,
+	// 0.97 CPUs, evenly spaced sends were throttled in 0 of 30 periods).
 	t.Run("parent-only limit", func(t *testing.T) {
-		r := quotaSweep(t, "--fixture", "cpu?us=2000", "--cpu-limits", "1", "--cpu-limit-on", "parent", "--gomaxprocs", "auto", "--rates", "400",
-			"--duration", "3s", "--warmup", "1s", "--pause", "0s")
+		r := quotaSweep(t, "--fixture", "cpu?us=2000", "--cpu-limits", "1", "--cpu-limit-on", "parent", "--gomaxprocs", "auto", "--rates", "500",
+			"--arrivals", "poisson", "--duration", "3s", "--warmup", "1s", "--pause", "0s")
 		auto := quotaLevel(t, r, 0)
-		c := quotaCell(t, auto, 400)
+		c := quotaCell(t, auto, 500)
+		t.Logf("parent limit 1 CPU, auto GOMAXPROCS %d at 500 req/s: throttled %.0f %% of periods (%.2f s), p99 %v",
+			auto.GOMAXPROCS, 100*c.Throttled, c.ThrottledS, c.P99)
 		if auto.GOMAXPROCS != runtime.NumCPU() {
 			t.Errorf("auto under a parent-only limit chose GOMAXPROCS %d, want the %d CPUs", auto.GOMAXPROCS, runtime.NumCPU())
 		}
