@@ -2,7 +2,12 @@
 
 package load
 
-import "sync"
+import (
+	"runtime"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
 
 // evLoops is the event-loop engine: n loops, each with its own epoll,
 // connections and shard, each running a shard of the schedule (open model:
@@ -13,12 +18,13 @@ import "sync"
 // goroutine engine's.
 type evLoops struct {
 	loops []*evLoop
+	slack int // the loops' threads' timer slack in ns (loopTimerSlack); 0: the default
 }
 
 // newEvLoops sets up n loops, recording into r.shards[0:n]; an error means
 // the runner uses goroutines instead.
 func newEvLoops(r *runner, n int) (*evLoops, error) {
-	g := &evLoops{}
+	g := &evLoops{slack: loopTimerSlack(r.cfg, n)}
 	for id := range n {
 		l, err := newEvLoop(r, id, n)
 		if err != nil {
@@ -39,10 +45,28 @@ func (g *evLoops) count() int { return len(g.loops) }
 func (g *evLoops) each(f func(l *evLoop)) {
 	var wg sync.WaitGroup
 	for _, l := range g.loops[1:] {
-		wg.Go(func() { f(l) })
+		wg.Go(func() { g.onLoopThread(func() { f(l) }) })
 	}
-	f(g.loops[0])
+	g.onLoopThread(func() { f(g.loops[0]) })
 	wg.Wait()
+}
+
+// onLoopThread runs f on an OS thread of its own whose timer slack is
+// g.slack, then restores the thread's slack; with no slack set it just
+// runs f.
+func (g *evLoops) onLoopThread(f func()) {
+	if g.slack <= 0 {
+		f()
+		return
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if old, err := unix.PrctlRetInt(unix.PR_GET_TIMERSLACK, 0, 0, 0, 0); err == nil {
+		if unix.Prctl(unix.PR_SET_TIMERSLACK, uintptr(g.slack), 0, 0, 0) == nil {
+			defer unix.Prctl(unix.PR_SET_TIMERSLACK, uintptr(old), 0, 0, 0)
+		}
+	}
+	f()
 }
 
 // pace runs an open phase on every loop.

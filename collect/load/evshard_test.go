@@ -123,12 +123,35 @@ func TestEvLoopCount(t *testing.T) {
 		{6, Config{Users: 50}, 3},
 		{8, Config{Users: 2}, 2},
 		{1, Config{Users: 50}, 1},
+		// A shard runs its own share: 60,000 req/s dealt to 4 is one loop.
+		{8, Config{Rates: []float64{60000}, MaxInflight: 5000, Shard: Shard{Index: 1, Count: 4}}, 1},
 	} {
 		old := runtime.GOMAXPROCS(tc.procs)
 		got := evLoopCount(&tc.cfg)
 		runtime.GOMAXPROCS(old)
 		if got != tc.want {
 			t.Errorf("GOMAXPROCS %d, rates %v, users %d, cap %d: %d loops, want %d", tc.procs, tc.cfg.Rates, tc.cfg.Users, tc.cfg.MaxInflight, got, tc.want)
+		}
+	}
+}
+
+// Precise timeouts for a loop pacing up to preciseLoopRate of its own,
+// the default slack above it and in the closed model.
+func TestLoopTimerSlack(t *testing.T) {
+	for _, tc := range []struct {
+		cfg   Config
+		loops int
+		want  int
+	}{
+		{Config{Rates: []float64{2500}}, 1, 1000},
+		{Config{Rates: []float64{10000}}, 1, 1000},
+		{Config{Rates: []float64{20000}}, 1, 0},
+		{Config{Rates: []float64{20000}}, 2, 1000},
+		{Config{Rates: []float64{10000, 40000}, Shard: Shard{Index: 0, Count: 4}}, 1, 1000},
+		{Config{Users: 50}, 1, 0},
+	} {
+		if got := loopTimerSlack(&tc.cfg, tc.loops); got != tc.want {
+			t.Errorf("rates %v, shard %v, users %d, %d loops: slack %d ns, want %d", tc.cfg.Rates, tc.cfg.Shard, tc.cfg.Users, tc.loops, got, tc.want)
 		}
 	}
 }

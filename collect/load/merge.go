@@ -184,8 +184,12 @@ func Merge(parts []ShardPart) (*Result, []Interval, error) {
 	if res.Start.IsZero() {
 		res.Start = slices.MinFunc(live, func(a, b *ShardPart) int { return a.Result.Start.Compare(b.Result.Start) }).Result.Start
 	}
+	res.ResponseTime = base.ResponseTime
 	var end time.Time
 	for _, p := range live {
+		if p.Result.ResponseTime != res.ResponseTime {
+			res.ResponseTime = "mixed" // shards whose engines dated responses differently
+		}
 		res.MaxInflight += p.Result.MaxInflight
 		end = latest(end, p.Result.Start.Add(time.Duration(p.Result.ElapsedS*1e9)))
 	}

@@ -43,6 +43,12 @@ type Result struct {
 	// every connection; Linux, plain HTTP, lean client) or "goroutines" (one
 	// per connection or user: https, net/http, other systems).
 	Engine string `json:"engine"`
+	// ResponseTime says when a response counts as complete: "kernel" (when
+	// the kernel received its last byte, SO_TIMESTAMPNS: the event loop in
+	// the open model) or "read" (when the generator read it, which adds the
+	// generator's own wake-up to every latency); a merge of shards that
+	// differed says "mixed".
+	ResponseTime string `json:"response_time,omitempty"`
 	// GOMAXPROCS and NumCPU are the generator process's.
 	GOMAXPROCS int       `json:"gomaxprocs"`
 	NumCPU     int       `json:"num_cpu"`

@@ -53,7 +53,11 @@ func Table(w io.Writer, res *Result) error {
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("writing load table: %w", err)
 	}
-	b.WriteString("latencies in ms from the intended send time; svc = from the actual send; lag = actual - intended send\n")
+	end := ""
+	if res.ResponseTime == "kernel" {
+		end = " to the kernel's receipt of the response"
+	}
+	fmt.Fprintf(&b, "latencies in ms from the intended send time%s; svc = from the actual send; lag = actual - intended send\n", end)
 	if res.CPUIncludesTarget {
 		b.WriteString("cpu/req includes the in-process target's CPU\n")
 	}

@@ -1,0 +1,129 @@
+//go:build linux && (amd64 || arm64)
+
+package load
+
+import (
+	"net"
+	"runtime"
+	"testing"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// A loop's thread runs with the loops' timer slack and gets its own back.
+func TestLoopThreadSlack(t *testing.T) {
+	runtime.LockOSThread() // onLoopThread's lock nests: the same thread throughout
+	defer runtime.UnlockOSThread()
+	slack := func() int {
+		v, err := unix.PrctlRetInt(unix.PR_GET_TIMERSLACK, 0, 0, 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	before := slack()
+	var during int
+	(&evLoops{slack: 1000}).onLoopThread(func() { during = slack() })
+	if during != 1000 {
+		t.Errorf("timer slack in the loop %d ns, want 1000", during)
+	}
+	if after := slack(); after != before {
+		t.Errorf("timer slack after the loop %d ns, want the thread's own %d back", after, before)
+	}
+	(&evLoops{}).onLoopThread(func() { during = slack() })
+	if during != before {
+		t.Errorf("without a slack set the loop ran with %d ns, want the thread's own %d", during, before)
+	}
+}
+
+// A response's completion is when the kernel received it, not when the
+// loop got round to reading it: data that waited 30 ms in the socket is
+// dated when it arrived.
+func TestLoopReadsTheKernelsReceiveTime(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	client, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	server, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer server.Close()
+	f, err := client.(*net.TCPConn).File() // a blocking duplicate: read waits for the data
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	fd := int(f.Fd())
+	if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1); err != nil {
+		t.Skipf("SO_TIMESTAMPNS: %v", err)
+	}
+	l := &evLoop{r: &runner{start: time.Now()}, buf: make([]byte, 4096), stamp: true}
+	l.setupRecv()
+	now := time.Now()
+	l.wallOff = now.UnixNano() - int64(now.Sub(l.r.start))
+	sent := l.r.nowNS()
+	if _, err := server.Write([]byte("HTTP/1.1 200 OK\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	arrived := l.r.nowNS()
+	time.Sleep(30 * time.Millisecond)
+	c := &evConn{fd: fd}
+	n, err := l.read(c)
+	if err != nil || n != 17 {
+		t.Fatalf("read %d bytes, %v", n, err)
+	}
+	read := l.r.nowNS()
+	if c.rx == 0 {
+		t.Fatal("no receive time from the kernel")
+	}
+	if got := time.Duration(c.rx - arrived); got < -time.Millisecond || got > 10*time.Millisecond {
+		t.Errorf("received %v after the write, read %v after it: want the receive time near the write", got, time.Duration(read-arrived))
+	}
+	if done := l.doneAt(c, sent); done != c.rx {
+		t.Errorf("doneAt %d, want the receive time %d", done, c.rx)
+	}
+	if done := l.doneAt(c, c.rx+1); done < read { // a stamp before the send is not believed
+		t.Errorf("doneAt with a stamp before the send: %d, want now (>= %d)", done, read)
+	}
+}
+
+// rxStamp finds SCM_TIMESTAMPNS among other control messages and refuses
+// truncated ones.
+func TestRxStamp(t *testing.T) {
+	msg := func(level, typ int32, data []byte) []byte {
+		b := make([]byte, unix.CmsgSpace(len(data)))
+		h := (*unix.Cmsghdr)(unsafe.Pointer(&b[0]))
+		h.Level, h.Type = level, typ
+		h.SetLen(unix.CmsgLen(len(data)))
+		copy(b[unix.CmsgLen(0):], data)
+		return b
+	}
+	ts := unix.NsecToTimespec(1764633600123456789)
+	stamp := unsafe.Slice((*byte)(unsafe.Pointer(&ts)), unsafe.Sizeof(ts))
+	other := msg(unix.IPPROTO_IP, unix.IP_TTL, []byte{64, 0, 0, 0})
+	both := append(append([]byte{}, other...), msg(unix.SOL_SOCKET, unix.SCM_TIMESTAMPNS, stamp)...)
+	for _, tc := range []struct {
+		name string
+		oob  []byte
+		want int64
+	}{
+		{"alone", msg(unix.SOL_SOCKET, unix.SCM_TIMESTAMPNS, stamp), 1764633600123456789},
+		{"after another", both, 1764633600123456789},
+		{"none", other, 0},
+		{"empty", nil, 0},
+		{"truncated", both[:len(both)-4], 0},
+	} {
+		if got := rxStamp(tc.oob); got != tc.want {
+			t.Errorf("%s: %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}
