@@ -1,6 +1,7 @@
 package load
 
 import (
+	"math/rand/v2"
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
@@ -26,7 +27,7 @@ func (c *collector) stop() { close(c.stopCh) }
 
 func (c *collector) loop() {
 	r := c.r
-	sample := time.NewTicker(sampleEvery)
+	sample := time.NewTimer(sampleGap())
 	defer sample.Stop()
 	// Without a Progress callback, drain only as often as intervals need.
 	every := int64(r.cfg.ProgressEvery)
@@ -41,6 +42,7 @@ func (c *collector) loop() {
 			c.tick(true)
 			return
 		case <-sample.C:
+			sample.Reset(sampleGap())
 			c.sampleInflight()
 			if now := r.nowNS(); now >= next {
 				c.tick(false)
@@ -48,6 +50,14 @@ func (c *collector) loop() {
 			}
 		}
 	}
+}
+
+// sampleGap is the time to the next sample of the peak in flight:
+// sampleEvery on average, drawn uniformly from half to one and a half times
+// it, so that samples do not lock onto uniform arrivals whose spacing
+// divides a fixed period.
+func sampleGap() time.Duration {
+	return sampleEvery/2 + rand.N(sampleEvery)
 }
 
 func (c *collector) sampleInflight() {
@@ -59,10 +69,7 @@ func (c *collector) sampleInflight() {
 		return
 	}
 	ps := r.states[cur]
-	n := r.inflight.Load()
-	ps.inflightSum += float64(n)
-	ps.inflightN++
-	ps.inflightMax = max(ps.inflightMax, n)
+	ps.inflightMax = max(ps.inflightMax, r.inflight.Load())
 }
 
 // tick drains every active phase, reports progress, emits due intervals
@@ -157,6 +164,7 @@ func (c *collector) drain(ps *phaseState) {
 		}
 		ps.lastDone = max(ps.lastDone, rec.lastDone)
 		ps.completed += rec.completed
+		ps.busy += rec.busy
 		ps.ok += rec.ok
 		ps.errs = ps.errs.Plus(rec.errs)
 		for code, n := range rec.codes {
@@ -290,8 +298,8 @@ func (c *collector) finalize(ps *phaseState) {
 	if p.Sent > 0 {
 		p.GeneratorCPUUSPerReq = float64(cpu.Microseconds()) / float64(p.Sent)
 	}
-	if ps.inflightN > 0 {
-		p.MeanInFlight = ps.inflightSum / float64(ps.inflightN)
+	if dur > 0 {
+		p.MeanInFlight = float64(ps.busy) / 1e9 / dur
 	}
 	p.VerdictDetails = judge(p, r.cfg.Model(), r.cfg.Think.Seconds(), r.cfg.MaxInflight, !r.cfg.CPUIncludesTarget)
 	p.Verdicts = make([]string, len(p.VerdictDetails))

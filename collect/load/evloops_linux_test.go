@@ -70,13 +70,31 @@ func TestLoopReadsTheKernelsReceiveTime(t *testing.T) {
 	l.setupRecv()
 	now := time.Now()
 	l.wallOff = now.UnixNano() - int64(now.Sub(l.r.start))
+	// The first socket to ask for stamps turns them on for the whole
+	// system through a work queue (net_enable_timestamp): data that arrives
+	// before that is not stamped. Wait for a stamped byte.
+	c := &evConn{fd: fd}
+	for i := 0; ; i++ {
+		if _, err := server.Write([]byte{'x'}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := l.read(c); err != nil {
+			t.Fatal(err)
+		}
+		if c.rx != 0 {
+			break
+		}
+		if i == 100 {
+			t.Fatal("no receive time from the kernel after 100 tries")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	sent := l.r.nowNS()
 	if _, err := server.Write([]byte("HTTP/1.1 200 OK\r\n")); err != nil {
 		t.Fatal(err)
 	}
 	arrived := l.r.nowNS()
 	time.Sleep(30 * time.Millisecond)
-	c := &evConn{fd: fd}
 	n, err := l.read(c)
 	if err != nil || n != 17 {
 		t.Fatalf("read %d bytes, %v", n, err)

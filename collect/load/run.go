@@ -156,16 +156,16 @@ type phaseState struct {
 	nextIntervalFrom int64
 
 	// Collector-owned accumulators.
-	lat, svc, lag          *hdrhistogram.Histogram // the whole phase
-	tickLat                *hdrhistogram.Histogram // the last progress interval
-	spares                 []*phaseRec             // empty recorders to swap into the shards
-	ivLat, ivSvc, ivLag    *hdrhistogram.Histogram // the current Interval; nil when not requested
-	completed, ok          int64
-	firstDone, lastDone    int64 // completion times, ns
-	errs                   ErrorCounts
-	codes                  map[int]int64
-	inflightSum            float64
-	inflightN, inflightMax int64
+	lat, svc, lag       *hdrhistogram.Histogram // the whole phase
+	tickLat             *hdrhistogram.Histogram // the last progress interval
+	spares              []*phaseRec             // empty recorders to swap into the shards
+	ivLat, ivSvc, ivLag *hdrhistogram.Histogram // the current Interval; nil when not requested
+	completed, ok       int64
+	firstDone, lastDone int64 // completion times, ns
+	busy                int64 // the completed requests' time in flight, summed, ns
+	errs                ErrorCounts
+	codes               map[int]int64
+	inflightMax         int64
 }
 
 // shard is a lock-protected set of per-phase recorders. Each connection records
@@ -192,8 +192,11 @@ type phaseRec struct {
 	// firstDone and lastDone bound the completion times (ns) since the
 	// collector last drained the recorder; valid when completed > 0.
 	firstDone, lastDone int64
-	errs                ErrorCounts
-	codes               [600]int64
+	// busy is the sum of the recorded requests' time in flight (from the
+	// actual send to done), ns.
+	busy  int64
+	errs  ErrorCounts
+	codes [600]int64
 }
 
 func newRunner(ctx context.Context, cfg *Config) (*runner, error) {
@@ -545,6 +548,7 @@ func (s *shard) record(phase int, o Outcome, status int, intended, sent, done in
 		rec.firstDone = done
 	}
 	rec.lastDone = max(rec.lastDone, done)
+	rec.busy += max(done-sent, 0)
 	rec.completed++
 	switch o {
 	case OutcomeOK:

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -654,5 +655,25 @@ func TestResultTargetRedacted(t *testing.T) {
 	}
 	if c.total.Load() == 0 {
 		t.Error("no request reached the target")
+	}
+}
+
+// The mean in flight is the time average, and agrees with Little's law at
+// a low rate: sampled every 20 ms by the generator, which wakes when it
+// sends, it read 1.0 in flight at 500 req/s of 1.2-ms requests, where the
+// law said 0.6.
+func TestMeanInFlightFollowsLittlesLaw(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 4-s run")
+	}
+	srv, _ := serve(t, sleepHandler(time.Millisecond))
+	for i := range 3 { // three runs, each with its own phase between samples and sends
+		res := mustRun(t, Config{URL: srv.URL, Rates: []float64{500}, Duration: 4 * time.Second, Warmup: 500 * time.Millisecond})
+		p := res.Phases[len(res.Phases)-1]
+		want := p.OKPerS * p.Latency.Mean / 1000
+		if math.Abs(p.MeanInFlight-want) > 0.25*want {
+			t.Errorf("run %d: %.2f in flight on average, want Little's law's %.0f req/s x %.2f ms = %.2f within 25 %%",
+				i, p.MeanInFlight, p.OKPerS, p.Latency.Mean, want)
+		}
 	}
 }
