@@ -150,32 +150,48 @@ func hasQuotaFinding(r *report.SweepReport, k capacity.QuotaKind, gomaxprocs int
 func TestQuotaShapes(t *testing.T) {
 	// /cpu?us=2000 under a 1-CPU limit with Poisson arrivals (the bursts
 	// a quota feels; evenly spaced sends hardly exceed it within a
-	// period), at 450 req/s (0.9 CPU: the quota carries it) and 750 (1.5
-	// CPUs: it cannot). GOMAXPROCS 2 runs two requests at once and spends
-	// the quota early: throttled in most periods at 750 and in many at 450;
+	// period), at 350 req/s (0.75-0.85 CPU: the quota carries it), 450
+	// (0.9-1.1 CPU: carried here on a quiet machine, not in CI, whose target
+	// spent 2.3-2.4 ms per request) and 750 (1.5-1.8 CPUs: it cannot).
+	// GOMAXPROCS 2 runs two requests at once and spends the quota early:
+	// throttled in most periods at 750 and in many at 450 when carried;
 	// GOMAXPROCS 1 cannot use more than one CPU and hardly is, at the same
 	// throughput. Which p99 is lower is measured, not assumed: here
 	// GOMAXPROCS 1's queue on one P cost about as much as GOMAXPROCS 2's
 	// throttling (docs/readme-sweep.md); the advice follows the knees.
 	t.Run("cpu-bound under a 1-CPU limit", func(t *testing.T) {
-		r := quotaSweep(t, "--fixture", "cpu?us=2000", "--cpu-limits", "1", "--gomaxprocs", "1,2", "--rates", "450,750", "--arrivals", "poisson",
+		r := quotaSweep(t, "--fixture", "cpu?us=2000", "--cpu-limits", "1", "--gomaxprocs", "1,2", "--rates", "350,450,750", "--arrivals", "poisson",
 			"--duration", "3s", "--warmup", "1s", "--pause", "0s", "--target-p99", "50ms")
 		l1, l2 := quotaLevel(t, r, 1), quotaLevel(t, r, 2)
-		for _, rate := range []float64{450, 750} {
+		// carried mirrors capacity's rule for the throttled verdict: 99 % of
+		// the offered rate answered, 2xx/s within 5 % of it.
+		carried := func(c capacity.Cell) bool {
+			return c.Answered >= 0.99*c.OfferedRate && c.OKPerSec >= 0.95*c.OfferedRate
+		}
+		wantThrottledVerdict := false
+		for _, rate := range []float64{350, 450, 750} {
 			one, two := quotaCell(t, l1, rate), quotaCell(t, l2, rate)
-			t.Logf("%v req/s: GOMAXPROCS 1 throttled %.2f p99 %v 2xx/s %.0f; GOMAXPROCS 2 throttled %.2f p99 %v 2xx/s %.0f",
-				rate, one.Throttled, one.P99, one.OKPerSec, two.Throttled, two.P99, two.OKPerSec)
-			if min := map[float64]float64{450: 0.3, 750: 0.5}[rate]; two.Throttled < min || one.Throttled >= two.Throttled/2 {
+			t.Logf("%v req/s: GOMAXPROCS 1 throttled %.2f p99 %v 2xx/s %.0f; GOMAXPROCS 2 throttled %.2f p99 %v 2xx/s %.0f (carried: %v)",
+				rate, one.Throttled, one.P99, one.OKPerSec, two.Throttled, two.P99, two.OKPerSec, carried(two))
+			if carried(two) && two.Throttled >= 0.10 {
+				wantThrottledVerdict = true
+			}
+			if min := map[float64]float64{450: 0.3, 750: 0.5}[rate]; min > 0 && (rate == 750 || carried(two)) &&
+				(two.Throttled < min || one.Throttled >= two.Throttled/2) {
 				t.Errorf("throttled share at %v req/s: GOMAXPROCS 2 %.2f, 1 %.2f: want 2 in at least %.0f %% of periods, 1 in under half as many", rate, two.Throttled, one.Throttled, 100*min)
 			}
-			if math.Abs(one.OKPerSec-two.OKPerSec) > 0.06*math.Max(one.OKPerSec, two.OKPerSec) {
-				t.Errorf("2xx/s at %v req/s: %.0f and %.0f, want the same throughput", rate, one.OKPerSec, two.OKPerSec)
+			// Beyond the quota both are held to one CPU, each at its own
+			// CPU per request (measured here 436 and 462 2xx/s at 750).
+			if tol := map[bool]float64{true: 0.06, false: 0.10}[carried(one) && carried(two)]; math.Abs(one.OKPerSec-two.OKPerSec) > tol*math.Max(one.OKPerSec, two.OKPerSec) {
+				t.Errorf("2xx/s at %v req/s: %.0f and %.0f, want the same throughput within %.0f %%", rate, one.OKPerSec, two.OKPerSec, 100*tol)
 			}
 		}
-		for _, k := range []capacity.QuotaKind{capacity.QuotaThrottled, capacity.QuotaAboveLimit} {
-			if !hasQuotaFinding(r, k, 2) {
-				t.Errorf("no %s verdict for GOMAXPROCS 2: %+v", k, r.Analysis.Quota.Findings)
-			}
+		if !hasQuotaFinding(r, capacity.QuotaAboveLimit, 2) {
+			t.Errorf("no %s verdict for GOMAXPROCS 2: %+v", capacity.QuotaAboveLimit, r.Analysis.Quota.Findings)
+		}
+		if got := hasQuotaFinding(r, capacity.QuotaThrottled, 2); got != wantThrottledVerdict {
+			t.Errorf("%s verdict for GOMAXPROCS 2: %v, want %v (a carried load throttled in >= 10 %% of periods): %+v",
+				capacity.QuotaThrottled, got, wantThrottledVerdict, r.Analysis.Quota.Findings)
 		}
 		if !hasQuotaFinding(r, capacity.QuotaTooTight, -1) || hasQuotaFinding(r, capacity.QuotaThrottled, 1) {
 			t.Errorf("want the limit too tight for 750 req/s, and no throttling verdict for GOMAXPROCS 1: %+v", r.Analysis.Quota.Findings)
