@@ -33,7 +33,7 @@ func BenchmarkShardRecord(b *testing.B) {
 	var i int64
 	for b.Loop() {
 		i++
-		sh.record(0, OutcomeOK, 200, i, i+1000, i+1_000_000+i%1000, nil)
+		sh.record(0, OutcomeOK, 200, i, i+1000, i+1_000_000+i%1000, 999_000+i%1000, nil)
 	}
 }
 

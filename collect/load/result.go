@@ -166,8 +166,9 @@ type PhaseResult struct {
 	// SendLag is actual send time minus intended send time, milliseconds.
 	SendLag LagPercentiles `json:"send_lag_ms"`
 	// MeanInFlight is the time-average number of the phase's requests in
-	// flight: their time in flight (from the actual send to the response,
-	// timeout or error), summed, over the phase's duration. Not sampled:
+	// flight during the phase: their time in flight (from the actual send
+	// to the response, timeout or error, or to the phase's end), summed,
+	// over the phase's duration. Not sampled:
 	// a sampler in the generator wakes when the generator does, i.e. right
 	// after sends, and at 500 req/s of 1.2-ms requests read 1.0 in flight
 	// where the time average was 0.6.

@@ -145,6 +145,10 @@ type phaseState struct {
 	// Written by the driver or the users; read by the collector.
 	planned, sent, notSent atomic.Int64
 	inflight               atomic.Int64 // this phase's requests in flight
+	// windowEnd is when the phase ends on the run clock, set as it begins
+	// (0 before): a request's time in flight counts toward the phase's
+	// mean in flight up to there.
+	windowEnd atomic.Int64
 
 	// mu: set by the driver at phase start and end.
 	began, ended     bool
@@ -192,8 +196,8 @@ type phaseRec struct {
 	// firstDone and lastDone bound the completion times (ns) since the
 	// collector last drained the recorder; valid when completed > 0.
 	firstDone, lastDone int64
-	// busy is the sum of the recorded requests' time in flight (from the
-	// actual send to done), ns.
+	// busy is the sum of the recorded requests' time in flight within the
+	// phase (from the actual send to done or the phase's end), ns.
 	busy  int64
 	errs  ErrorCounts
 	codes [600]int64
@@ -353,6 +357,7 @@ func (r *runner) drive(p phasePlan) {
 		start = r.phaseStart(p)
 		r.mu.Lock()
 		ps.began, ps.startNS, ps.cpu0, ps.gc0 = true, start, cpu, gc
+		ps.windowEnd.Store(start + int64(p.dur))
 		ps.nextIntervalFrom = start
 		r.current, r.curStart = p.index, start
 		r.mu.Unlock()
@@ -522,7 +527,11 @@ func (r *runner) finishAt(sh *shard, ps *phaseState, t ticket, sent, done int64,
 			q = &RequestRecord{Seq: t.seq, IntendedUnixNs: r.startUnix + t.intended, LatencyNs: clampNS(done - t.intended),
 				SentUnixNs: r.startUnix + sent, Status: status, Outcome: o}
 		}
-		sh.record(ps.plan.index, o, status, t.intended, sent, done, q)
+		busy := done - sent
+		if end := ps.windowEnd.Load(); end > 0 {
+			busy = min(done, end) - sent
+		}
+		sh.record(ps.plan.index, o, status, t.intended, sent, done, max(busy, 0), q)
 		if o == OutcomeOK {
 			r.okDone.Add(1)
 		}
@@ -532,9 +541,9 @@ func (r *runner) finishAt(sh *shard, ps *phaseState, t ticket, sent, done int64,
 	return o
 }
 
-// record adds one outcome to the phase's recorder and, when q is set, keeps
-// the request's record.
-func (s *shard) record(phase int, o Outcome, status int, intended, sent, done int64, q *RequestRecord) {
+// record adds one outcome, and busy ns of time in flight within the phase,
+// to the phase's recorder and, when q is set, keeps the request's record.
+func (s *shard) record(phase int, o Outcome, status int, intended, sent, done, busy int64, q *RequestRecord) {
 	s.mu.Lock()
 	rec := s.recs[phase]
 	if rec == nil { // the phase was closed after a forced stop
@@ -548,7 +557,7 @@ func (s *shard) record(phase int, o Outcome, status int, intended, sent, done in
 		rec.firstDone = done
 	}
 	rec.lastDone = max(rec.lastDone, done)
-	rec.busy += max(done-sent, 0)
+	rec.busy += busy
 	rec.completed++
 	switch o {
 	case OutcomeOK:
