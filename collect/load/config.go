@@ -429,7 +429,7 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Users > 0 {
 		c.MaxInflight = c.Users
 	} else if c.MaxInflight == 0 {
-		c.MaxInflight = DefaultMaxInflight(maxOf(c.Rates) / float64(c.Shard.Count))
+		c.MaxInflight = DefaultMaxInflight(ownTopRate(&c))
 	}
 	c.Header = append([]Header(nil), c.Header...)
 	return c, nil

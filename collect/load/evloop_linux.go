@@ -198,9 +198,9 @@ func (l *evLoop) ctl(op, fd int, events uint32) error {
 // 20 us to 10 ms, and the loop, back from the call, often resumes on
 // another thread. A loop sending a few thousand requests a second waits
 // that often for at most a few hundred microseconds; measured at 2,500
-// req/s on 2 vCPUs (bench/README.md), announcing each wait cost 3,400
-// wake-ups of sysmon a second and 93 us of CPU per request, against 78 us
-// unannounced. The P is held meanwhile, for at most rawWait: the other
+// req/s on 2 vCPUs (bench/README.md), announcing each wait cost 4,300-4,500
+// wake-ups of sysmon a second and 88-95 us of CPU per request, against
+// 200-290 wake-ups and 63-78 us unannounced. The P is held meanwhile, for at most rawWait: the other
 // goroutines (the collector, a cancellation) wait that long at worst, and
 // the runtime's preemption signal ends the wait early (epoll_pwait2 is
 // never restarted after a signal: EINTR).
@@ -290,7 +290,7 @@ func (l *evLoop) poll(d int64, between func()) {
 		time.Sleep(time.Duration(max(d, 0)))
 		return
 	}
-	if n > 0 {
+	if l.stamp && n > 0 {
 		now := time.Now()
 		l.wallOff = now.UnixNano() - int64(now.Sub(l.r.start))
 	}

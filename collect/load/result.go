@@ -168,10 +168,10 @@ type PhaseResult struct {
 	// MeanInFlight is the time-average number of the phase's requests in
 	// flight during the phase: their time in flight (from the actual send
 	// to the response, timeout or error, or to the phase's end), summed,
-	// over the phase's duration. Not sampled:
-	// a sampler in the generator wakes when the generator does, i.e. right
-	// after sends, and at 500 req/s of 1.2-ms requests read 1.0 in flight
-	// where the time average was 0.6.
+	// over the phase's duration. Not sampled: a sampler in the generator
+	// wakes when the generator does, i.e. right after sends, and at 500
+	// req/s of 1.2-ms requests read 1.0 in flight where the time average
+	// was 0.6.
 	MeanInFlight float64 `json:"mean_inflight"`
 	// PeakInFlight is the highest number in flight seen by the samples.
 	PeakInFlight int64 `json:"peak_inflight"`

@@ -166,7 +166,7 @@ type phaseState struct {
 	ivLat, ivSvc, ivLag *hdrhistogram.Histogram // the current Interval; nil when not requested
 	completed, ok       int64
 	firstDone, lastDone int64 // completion times, ns
-	busy                int64 // the completed requests' time in flight, summed, ns
+	busy                int64 // the completed requests' time in flight within the phase, summed, ns
 	errs                ErrorCounts
 	codes               map[int]int64
 	inflightMax         int64

@@ -55,19 +55,25 @@ func closedLines(levels []labeledLevel) bool {
 	return len(levels) > 0 && levels[0].level.Closed
 }
 
+// levelPlot is a new plot of what against the load of levels: the
+// offered rate, or users in the closed model.
+func levelPlot(levels []labeledLevel, what, yLabel string) *plot.Plot {
+	p := plot.New()
+	p.Title.Text, p.X.Label.Text = what+" vs offered rate", "offered (req/s)"
+	if closedLines(levels) {
+		p.Title.Text, p.X.Label.Text = what+" vs users", "users (closed model)"
+	}
+	p.Y.Label.Text = yLabel
+	return p
+}
+
 // throughputPlot draws 2xx/s against the load (offered rate, or users),
 // one line per level (a combination of GOMAXPROCS, model and fixture flags),
 // with, for rates, the diagonal where every offered request is served for
 // reference.
 func throughputPlot(levels []labeledLevel) *plot.Plot {
-	p := plot.New()
+	p := levelPlot(levels, "2xx/s", "2xx responses/s")
 	closed := closedLines(levels)
-	p.Title.Text = "2xx/s vs offered rate"
-	p.X.Label.Text = "offered (req/s)"
-	if closed {
-		p.Title.Text, p.X.Label.Text = "2xx/s vs users", "users (closed model)"
-	}
-	p.Y.Label.Text = "2xx responses/s"
 	var lines []series
 	maxRate := 0.0
 	for _, ll := range levels {
@@ -93,13 +99,7 @@ func throughputPlot(levels []labeledLevel) *plot.Plot {
 
 // p99Plot draws p99 latency against the offered rate on a log scale.
 func p99Plot(levels []labeledLevel) *plot.Plot {
-	p := plot.New()
-	p.Title.Text = "p99 latency vs offered rate"
-	p.X.Label.Text = "offered (req/s)"
-	if closedLines(levels) {
-		p.Title.Text, p.X.Label.Text = "p99 latency vs users", "users (closed model)"
-	}
-	p.Y.Label.Text = "p99 (ms)"
+	p := levelPlot(levels, "p99 latency", "p99 (ms)")
 	var lines []series
 	for _, ll := range levels {
 		l := ll.level

@@ -142,13 +142,7 @@ func mostThrottledOf(l capacity.Level) string {
 // throttledPlot draws the throttled share of the quota's periods against
 // the load, one line per level.
 func throttledPlot(levels []labeledLevel) *plot.Plot {
-	p := plot.New()
-	p.Title.Text = "throttled periods vs offered rate"
-	p.X.Label.Text = "offered (req/s)"
-	if closedLines(levels) {
-		p.Title.Text, p.X.Label.Text = "throttled periods vs users", "users (closed model)"
-	}
-	p.Y.Label.Text = "throttled (% of 100 ms periods)"
+	p := levelPlot(levels, "throttled periods", "throttled (% of 100 ms periods)")
 	var lines []series
 	for _, ll := range levels {
 		s := series{name: ll.name}

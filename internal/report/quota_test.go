@@ -15,7 +15,6 @@ import (
 // limit x GOMAXPROCS grid, the ranked verdicts with their figures, the
 // GOMAXPROCS per limit, the sizing for the target p99 and the throttled plot.
 func TestWriteSweepQuota(t *testing.T) {
-	dir := t.TempDir()
 	plan := rundir.SweepPlan{
 		Version: rundir.SweepVersion, Fixture: "cpu?us=2000", URL: "http://127.0.0.1:9/cpu?us=2000", Scenario: "cpu",
 		GOMAXPROCS: []int{0, 1, 2}, CPULimits: []float64{1, 2}, CgroupVersion: 1, Rates: []float64{200, 450, 750},
@@ -23,11 +22,7 @@ func TestWriteSweepQuota(t *testing.T) {
 		Machine: rundir.Machine{CPUs: 2, AllowedCPUs: "0-1", GOOS: "linux", GOARCH: "amd64", GoVersion: "go1.26.8"},
 		Started: time.Date(2026, 12, 1, 1, 0, 0, 0, time.UTC),
 	}
-	writeFile(t, filepath.Join(dir, rundir.SweepFile), plan)
-	if err := os.MkdirAll(filepath.Join(dir, rundir.StepsDir), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for _, k := range plan.Steps() {
+	dir := writeSweep(t, plan, plan.Steps(), func(k rundir.StepKey) rundir.SweepStep {
 		gmp := k.GOMAXPROCS
 		if gmp == 0 {
 			gmp = 2
@@ -44,8 +39,8 @@ func TestWriteSweepQuota(t *testing.T) {
 		if k.GOMAXPROCS == 0 {
 			st.RuntimeGOMAXPROCS = rundir.DefaultGOMAXPROCS(2, k.CPULimit)
 		}
-		writeFile(t, filepath.Join(dir, rundir.StepsDir, k.File()), st)
-	}
+		return st
+	})
 	out := t.TempDir()
 	r, err := WriteSweep(dir, out)
 	if err != nil {

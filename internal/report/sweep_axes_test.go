@@ -14,7 +14,6 @@ import (
 // GOMAXPROCS above the machine's 2 CPUs: one table per line, p95 shown,
 // the lines labelled, the recommendation judged per model.
 func TestWriteSweepAxes(t *testing.T) {
-	dir := t.TempDir()
 	plan := rundir.SweepPlan{
 		Version: rundir.SweepVersion, Fixture: "sleep?ms=20", URL: "http://127.0.0.1:9/sleep?ms=20", Scenario: "sleep",
 		GOMAXPROCS: []int{2, 4}, Users: []int{2, 8}, ThinkS: 0, Models: []string{"goroutine", "pool"},
@@ -23,19 +22,15 @@ func TestWriteSweepAxes(t *testing.T) {
 		Machine: rundir.Machine{CPUs: 2, AllowedCPUs: "0-1", GOOS: "linux", GOARCH: "amd64", GoVersion: "go1.26.8"},
 		Started: time.Date(2026, 12, 1, 1, 0, 0, 0, time.UTC),
 	}
-	writeFile(t, filepath.Join(dir, rundir.SweepFile), plan)
-	if err := os.MkdirAll(filepath.Join(dir, rundir.StepsDir), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for _, k := range plan.Steps() {
+	dir := writeSweep(t, plan, plan.Steps(), func(k rundir.StepKey) rundir.SweepStep {
 		thr, lat := float64(k.Users)/0.02, 20.0
 		if k.Model == "pool" && thr > 200 {
 			thr, lat = 200, float64(k.Users)/200*1000
 		}
 		st := rundir.SweepStep{StepKey: k, DurationS: 1, OK: int64(thr), OKPerSec: thr, AnsweredPerSec: thr,
 			P50MS: lat, P95MS: lat * 1.05, P99MS: lat * 1.1, MeanMS: lat, TargetCPUCores: 0.05, CPUPerRequestUS: 50}
-		writeFile(t, filepath.Join(dir, rundir.StepsDir, k.File()), st)
-	}
+		return st
+	})
 	out := t.TempDir()
 	r, err := WriteSweep(dir, out)
 	if err != nil {
@@ -112,7 +107,6 @@ func TestLineConcurrencyLimit(t *testing.T) {
 // limit and the runtime's choice, and each table has the throttled and
 // quota-use columns.
 func TestWriteSweepCPULimits(t *testing.T) {
-	dir := t.TempDir()
 	plan := rundir.SweepPlan{
 		Version: rundir.SweepVersion, Fixture: "cpu?us=2000", URL: "http://127.0.0.1:9/cpu?us=2000", Scenario: "cpu",
 		GOMAXPROCS: []int{0, 2}, CPULimits: []float64{0.5, 1}, CgroupVersion: 1, Rates: []float64{100, 400},
@@ -120,11 +114,7 @@ func TestWriteSweepCPULimits(t *testing.T) {
 		Machine: rundir.Machine{CPUs: 2, GOOS: "linux", GOARCH: "amd64", GoVersion: "go1.26.8"},
 		Started: time.Date(2026, 12, 1, 1, 0, 0, 0, time.UTC),
 	}
-	writeFile(t, filepath.Join(dir, rundir.SweepFile), plan)
-	if err := os.MkdirAll(filepath.Join(dir, rundir.StepsDir), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for _, k := range plan.Steps() {
+	dir := writeSweep(t, plan, plan.Steps(), func(k rundir.StepKey) rundir.SweepStep {
 		ok := min(k.Rate, k.CPULimit/0.002)
 		st := rundir.SweepStep{StepKey: k, DurationS: 2, OK: int64(2 * ok), OKPerSec: ok, AnsweredPerSec: ok, P50MS: 5, P95MS: 8, P99MS: 9, MeanMS: 5,
 			TargetCPUCores: ok * 0.002, CPUPerRequestUS: 2000,
@@ -132,8 +122,8 @@ func TestWriteSweepCPULimits(t *testing.T) {
 		if k.GOMAXPROCS == 0 {
 			st.RuntimeGOMAXPROCS = 2
 		}
-		writeFile(t, filepath.Join(dir, rundir.StepsDir, k.File()), st)
-	}
+		return st
+	})
 	out := t.TempDir()
 	if _, err := WriteSweep(dir, out); err != nil {
 		t.Fatal(err)

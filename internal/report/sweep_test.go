@@ -17,7 +17,6 @@ import (
 // front of 50 ms sleeps, flat at 160 req/s for GOMAXPROCS 1 and 2.
 func writeSweepDir(t *testing.T, skipLast bool) string {
 	t.Helper()
-	dir := t.TempDir()
 	plan := rundir.SweepPlan{
 		Version: rundir.SweepVersion, Fixture: "sleep --model pool --workers 8", URL: "http://127.0.0.1:9/sleep",
 		Scenario: "sleep", Model: "pool", ConcurrencyLimit: 8,
@@ -26,15 +25,11 @@ func writeSweepDir(t *testing.T, skipLast bool) string {
 		Machine: rundir.Machine{CPUs: 2, GOOS: "linux", GOARCH: "amd64", GoVersion: "go1.26.8"},
 		Started: time.Date(2026, 11, 30, 1, 0, 0, 0, time.UTC),
 	}
-	writeFile(t, filepath.Join(dir, rundir.SweepFile), plan)
-	if err := os.MkdirAll(filepath.Join(dir, rundir.StepsDir), 0o755); err != nil {
-		t.Fatal(err)
-	}
 	keys := plan.Steps()
 	if skipLast {
 		keys = keys[:len(keys)-1]
 	}
-	for _, k := range keys {
+	return writeSweep(t, plan, keys, func(k rundir.StepKey) rundir.SweepStep {
 		st := rundir.SweepStep{StepKey: k, DurationS: 5, OKPerSec: 0.99 * k.Rate, AnsweredPerSec: k.Rate, P50MS: 50.5, P99MS: 52, CPUPerRequestUS: 80, RSSBytes: 12e6}
 		if k.Rate > 159 {
 			// the stragglers answered after the window inflate 2xx/s
@@ -43,7 +38,21 @@ func writeSweepDir(t *testing.T, skipLast bool) string {
 		if k.Rate == 50 {
 			st.GeneratorVerdict, st.GeneratorNote = true, "immaterial: send lag p99 1.60 ms"
 		}
-		writeFile(t, filepath.Join(dir, rundir.StepsDir, k.File()), st)
+		return st
+	})
+}
+
+// writeSweep writes a sweep directory of plan with the step that step makes
+// for each of keys, and returns it.
+func writeSweep(t *testing.T, plan rundir.SweepPlan, keys []rundir.StepKey, step func(rundir.StepKey) rundir.SweepStep) string {
+	t.Helper()
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, rundir.SweepFile), plan)
+	if err := os.MkdirAll(filepath.Join(dir, rundir.StepsDir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range keys {
+		writeFile(t, filepath.Join(dir, rundir.StepsDir, k.File()), step(k))
 	}
 	return dir
 }

@@ -98,14 +98,7 @@ func readV2(dir string) (CPULimit, bool, error) {
 	if err1 != nil || err2 != nil || period <= 0 {
 		return CPULimit{}, false, fmt.Errorf("%s/cpu.max: %q: want QUOTA PERIOD", dir, strings.TrimSpace(string(b)))
 	}
-	lim := CPULimit{Dir: dir, Cores: quota / period}
-	st, err := readStat(dir)
-	if err != nil {
-		return lim, false, err
-	}
-	lim.Periods, lim.ThrottledPeriods = st["nr_periods"], st["nr_throttled"]
-	lim.ThrottledSeconds = float64(st["throttled_usec"]) / 1e6
-	return lim, true, nil
+	return withStat(CPULimit{Dir: dir, Cores: quota / period}, "throttled_usec", 1e6)
 }
 
 func readV1(dir string) (CPULimit, bool, error) {
@@ -125,13 +118,19 @@ func readV1(dir string) (CPULimit, bool, error) {
 	if quota < 0 {
 		return CPULimit{}, false, nil
 	}
-	lim := CPULimit{Dir: dir, Cores: quota / period}
-	st, err := readStat(dir)
+	return withStat(CPULimit{Dir: dir, Cores: quota / period}, "throttled_time", 1e9)
+}
+
+// withStat adds lim's cgroup's periods and throttling from its cpu.stat,
+// whose throttled time is under throttledKey in units of 1/perSecond s
+// (v2: throttled_usec, v1: throttled_time in ns).
+func withStat(lim CPULimit, throttledKey string, perSecond float64) (CPULimit, bool, error) {
+	st, err := readStat(lim.Dir)
 	if err != nil {
 		return lim, false, err
 	}
 	lim.Periods, lim.ThrottledPeriods = st["nr_periods"], st["nr_throttled"]
-	lim.ThrottledSeconds = float64(st["throttled_time"]) / 1e9
+	lim.ThrottledSeconds = float64(st[throttledKey]) / perSecond
 	return lim, true, nil
 }
 
