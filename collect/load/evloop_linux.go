@@ -67,6 +67,14 @@ type evLoop struct {
 	// stamps received data on the wall clock.
 	stamp   bool
 	wallOff int64
+	// stamped is set while the responses read carry the kernel's stamp
+	// (the kernel turns stamping on a little after the first socket asks);
+	// precise is set when the loop's thread has precise timers
+	// (loopTimerSlack). Only with both may pace leave responses unread
+	// until its next send (mayDefer).
+	stamped bool
+	precise bool
+	naps    int // the times pace slept to a send, leaving responses unread
 
 	closed *closedRun // the closed-model phase being run; nil in the open model
 
@@ -262,8 +270,41 @@ func (l *evLoop) pace(ps *phaseState, start, end int64) {
 			return
 		}
 		l.expire(now)
-		l.poll(min(due, end, l.nextExpiry())-r.nowNS(), sendDue)
+		until := min(due, end, l.nextExpiry())
+		if until == due && due-now <= rawWait && l.mayDefer(limit) {
+			// Sleep to the next send, then send and read what came back
+			// meanwhile: one wake-up per request, not one for the send
+			// and one for its response. The responses keep the
+			// kernel's receive time, so their latency does not change.
+			nap(due - now)
+			l.naps++
+			sendDue()
+			l.poll(0, sendDue)
+			continue
+		}
+		l.poll(until-r.nowNS(), sendDue)
 	}
+}
+
+// mayDefer says whether pace may leave responses unread until its next
+// send, at most rawWait away: they are dated by the kernel's receive time
+// (the last one read carried it), the loop's timers are precise (with the
+// default 50-us slack the wake-ups that responses gave for free would
+// become late sends), no dial is under way (its completion would wait
+// too, and the requests queued behind it), and fewer than half of the
+// in-flight cap are taken (a response read late holds its slot longer).
+// Measured on 2 vCPUs (bench/README.md): at 2,500 req/s a loop woke 2.1
+// times per request without it and 1.3 with it, for 23 % less CPU.
+func (l *evLoop) mayDefer(limit int64) bool {
+	return l.precise && l.stamped && l.dialing == 0 && len(l.pending) == 0 && l.r.inflight.Load() < limit/2
+}
+
+// nap sleeps d ns (at most rawWait) without handing off the loop's P, as
+// wait does for short waits; a signal ends it early.
+func nap(d int64) {
+	ts := unix.NsecToTimespec(max(d, 0))
+	_, _, _ = unix.RawSyscall6(unix.SYS_CLOCK_NANOSLEEP, unix.CLOCK_MONOTONIC, 0,
+		uintptr(unsafe.Pointer(&ts)), 0, 0, 0)
 }
 
 // serveUntil serves responses until end on the run's clock, or until
@@ -507,6 +548,9 @@ func (l *evLoop) read(c *evConn) (int, error) {
 	c.rx = 0
 	if wall := rxStamp(l.oob[:min(l.msg.Controllen, uint64(len(l.oob)))]); wall > 0 {
 		c.rx = wall - l.wallOff
+	}
+	if n > 0 {
+		l.stamped = c.rx > 0
 	}
 	return int(n), nil
 }

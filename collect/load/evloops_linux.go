@@ -31,6 +31,7 @@ func newEvLoops(r *runner, n int) (*evLoops, error) {
 			g.close()
 			return nil, err
 		}
+		l.precise = g.slack > 0
 		g.loops = append(g.loops, l)
 	}
 	return g, nil

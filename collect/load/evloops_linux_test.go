@@ -4,6 +4,8 @@ package load
 
 import (
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"runtime"
 	"testing"
 	"time"
@@ -144,4 +146,38 @@ func TestRxStamp(t *testing.T) {
 			t.Errorf("%s: %d, want %d", tc.name, got, tc.want)
 		}
 	}
+}
+
+// A loop pacing sends under 1 ms apart sleeps to each send and reads the
+// responses that came back meanwhile only then; their latency is still
+// when the kernel received them, not when the loop read them (a send later).
+func TestDeferredReadsKeepTheKernelsTime(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer srv.Close()
+	const rate = 1050 // sends 0.95 ms apart: within rawWait
+	c, err := (&Config{URL: srv.URL, Rates: []float64{rate}, Duration: 2 * time.Second}).withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := newRunnerLoops(t.Context(), &c, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.ev == nil {
+		t.Skip("no event loop here")
+	}
+	res := r.run()
+	p := res.Phases[len(res.Phases)-1]
+	if res.ResponseTime != "kernel" {
+		t.Fatalf("responses dated by %q, want kernel", res.ResponseTime)
+	}
+	naps := r.ev.loops[0].naps
+	if naps < int(p.Sent)/2 {
+		t.Fatalf("the loop slept to %d of %d sends, leaving responses unread: want most", naps, p.Sent)
+	}
+	gap := time.Second / rate
+	if got := time.Duration(p.Latency.P50 * float64(time.Millisecond)); got >= gap/2 {
+		t.Errorf("latency p50 %v with sends %v apart: responses dated when read, not when received", got, gap)
+	}
+	t.Logf("%d sends, %d naps, latency p50 %.3f ms p99 %.3f ms", p.Sent, naps, p.Latency.P50, p.Latency.P99)
 }
