@@ -188,7 +188,7 @@ func TestDeferredReadsKeepTheKernelsTime(t *testing.T) {
 	switch {
 	case early == time.Duration(maxEarly):
 		t.Logf("timers end over %v late here: early wake-up at its bound", early)
-	case lag > 10*time.Microsecond:
+	case lag > max(10*time.Microsecond, early/2): // the bookkeeping before the write is 1 us, 5-7 under -race
 		t.Errorf("send lag p50 %v, waking %v early: want the sends on time", lag, early)
 	}
 	t.Logf("%d sends, %d naps, woke %v early, send lag p50 %v, latency p50 %.3f ms p99 %.3f ms", p.Sent, naps, early, lag, p.Latency.P50, p.Latency.P99)
