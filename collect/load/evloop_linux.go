@@ -276,7 +276,7 @@ func (l *evLoop) pace(ps *phaseState, start, end int64) {
 		l.expire(now)
 		until := min(due, end, l.nextExpiry())
 		if until != due || !l.precise {
-			l.poll(until-now, sendDue)
+			l.poll(until-r.nowNS(), sendDue)
 			continue
 		}
 		// Wake l.early before the send (the timer's usual lateness) and
