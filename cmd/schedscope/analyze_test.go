@@ -57,13 +57,13 @@ func TestAnalyzeBadBounds(t *testing.T) {
 // its figure in the metric's unit; one that does not exits 0.
 func TestAnalyzeFailOn(t *testing.T) {
 	code, out, errOut := runCLI(t, context.Background(), "analyze",
-		"--fail-on", "pinned>0, pinned.syscall>0", "--fail-on", "sched.p99>=0s", cgoTrace)
+		"--fail-on", "pinned>0, pinned.syscall>0", "--fail-on", "sched.p99>=1ns", cgoTrace)
 	want := []string{
 		"schedscope analyze: --fail-on pinned = 3 > 0 (trace " + cgoTrace + ")",
 		"schedscope analyze: --fail-on sched.p99 = ",
 	}
 	lines := strings.Split(strings.TrimSuffix(errOut, "\n"), "\n")
-	if code != 4 || len(lines) != 2 || lines[0] != want[0] || !strings.HasPrefix(lines[1], want[1]) || !strings.HasSuffix(lines[1], " >= 0s (trace "+cgoTrace+")") {
+	if code != 4 || len(lines) != 2 || lines[0] != want[0] || !strings.HasPrefix(lines[1], want[1]) || !strings.HasSuffix(lines[1], " >= 1ns (trace "+cgoTrace+")") {
 		t.Errorf("exit %d, stderr %q; want exit 4 and one line per breach: %q", code, errOut, want)
 	}
 	if !strings.Contains(out, "Scheduling latency") {

@@ -85,7 +85,7 @@ func runCompare(ctx context.Context, s *stdio, args []string) error {
 	fs.Usage = func() {
 		help()
 		fmt.Fprintf(s.out, "\nA and B are run directories, repeat directories (schedscope run --repeat N: one side of N runs), sweep directories or trace files.\n")
-		fmt.Fprintf(s.out, "\n--fail-on conditions on runs (p99>+10%% is a change of B against A; others read B):\n%s", cond.Help(cond.Run))
+		fmt.Fprintf(s.out, "\n--fail-on conditions on runs. A signed value is a change from A to B: p99>+10%% (B's p99 more than 10%% above A's),\np99>+1ms (more than 1ms above), ok_per_s<-5%%; with repeated runs only a significant change. An unsigned value is\nB's figure: p99>250ms. Metrics:\n%s", cond.Help(cond.Run))
 		fmt.Fprintf(s.out, "\non sweeps:\n%s", cond.Help(cond.Sweep))
 	}
 	asJSON := fs.Bool("json", false, "write the comparison as JSON")
@@ -94,7 +94,7 @@ func runCompare(ctx context.Context, s *stdio, args []string) error {
 	alpha := fs.Float64("alpha", 0.05, "significance level of the Mann-Whitney U test (0 < alpha < 0.5)")
 	pin := fs.Duration("pin-threshold", 20*time.Millisecond, "with traces: shortest span counted as a pinned OS thread")
 	var gates gateFlag
-	fs.Var(&gates, "fail-on", "exit 4 when a condition holds, e.g. 'p99>+10%' or 'p99>250ms, errors>1%' (repeatable)")
+	fs.Var(&gates, "fail-on", "exit 4 when a condition holds, e.g. 'p99>+10%' or 'p99>+1ms' (signed: a change from A to B) or 'p99>250ms, errors>1%' (unsigned: B's figure); repeatable")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

@@ -148,9 +148,10 @@ func TestComparable(t *testing.T) {
 }
 
 // A gate on a change holds only on a significant change; one on a figure
-// reads B's median.
+// reads B's median. A signed duration is a change too, B's median minus
+// A's: one reading for every signed value.
 func TestCheck(t *testing.T) {
-	conds, err := cond.ParseList("p99>+10%, p99>15ms", cond.Run|cond.Changes)
+	conds, err := cond.ParseList("p99>+10%, p99>15ms, p99>+5ms, p99>+15ms", cond.Run|cond.Changes)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +160,8 @@ func TestCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := Check(c, conds)
-	if len(got) != 2 || !strings.HasPrefix(got[0].Line, "p99 changed +90.9% > +10% (phase 1") || !strings.HasPrefix(got[1].Line, "p99 = 21ms > 15ms") {
+	if len(got) != 3 || !strings.HasPrefix(got[0].Line, "p99 changed +90.9% > +10% (phase 1") || !strings.HasPrefix(got[1].Line, "p99 = 21ms > 15ms") ||
+		!strings.HasPrefix(got[2].Line, "p99 changed +10ms > +5ms (phase 1") {
 		t.Errorf("breaches %+v", got)
 	}
 	c, err = Compare(sets("a", 10, 12, 11, 13, 9), sets("b", 11, 10, 14, 13.5, 12.5), Options{})
@@ -169,7 +171,7 @@ func TestCheck(t *testing.T) {
 	if r := row(t, c, "p99"); r.Significant || r.DeltaPct < 10 {
 		t.Fatalf("want a change over 10%% that is not significant: %+v", r)
 	}
-	if got := Check(c, conds[:1]); len(got) != 0 {
+	if got := Check(c, []cond.Condition{conds[0], conds[2]}); len(got) != 0 {
 		t.Errorf("a change that is not significant breached: %+v", got)
 	}
 }

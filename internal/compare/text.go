@@ -149,8 +149,9 @@ func (e *errWriter) f(format string, args ...any) { fmt.Fprintf(e, format, args.
 
 // Source is group g's figures as a condition Source: Value reads B's
 // median (the largest, for a metric several rows carry), Share B's share,
-// Change the change of B's median against A's, when there is one: tested
-// and significant, or untested (one run a side), never a "~".
+// Change the relative change of B's median against A's and Delta B's
+// median minus A's, when there is a change: tested and significant, or
+// untested (one run a side), never a "~".
 func (g *Group) Source() cond.ChangeSource { return groupSource{g} }
 
 type groupSource struct{ g *Group }
@@ -187,6 +188,12 @@ func (s groupSource) Change(metric string) (float64, bool) {
 	})
 }
 
+func (s groupSource) Delta(metric string) (float64, bool) {
+	return s.pick(metric, func(r Row) (float64, bool) {
+		return r.B.Center - r.A.Center, r.A.Present() && r.B.Present() && (r.Significant || !r.Tested)
+	})
+}
+
 // Check checks conditions on c's gated groups and returns each breach once
 // per group. A condition on a change holds only on a significant change
 // (or, with one run a side, any change).
@@ -220,7 +227,7 @@ func Unread(c *Comparison, conditions []cond.Condition) []string {
 				}
 			}
 		}
-		if !read && cd.Form != cond.Change { // a change nobody made is no blind spot
+		if !read && cd.Form != cond.Change && cd.Form != cond.Delta { // a change nobody made is no blind spot
 			out = append(out, cd.String())
 		}
 	}

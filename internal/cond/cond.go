@@ -18,12 +18,20 @@
 // says what to write instead.
 //
 // In a comparison of two runs or sweeps (`schedscope compare --fail-on`),
-// a VALUE with a sign and a percent sign is a relative change of the new
-// side against the old: p99>+10% holds when p99 grew by more than ten
-// percent (and, with repeated runs, the change is significant). A count
-// that has a whole (errors of the completed requests, not_sent of the
+// a signed VALUE is a change from the old side (A) to the new (B), and an
+// unsigned one is B's figure: p99>+10% holds when p99 grew by more than ten
+// percent, p99>+1ms when it grew by more than a millisecond, p99<-5% when
+// it fell by more than five percent (with repeated runs, only a
+// significant change counts), and p99>250ms when B's p99 is above 250ms.
+// Outside a comparison a signed value is refused: there is no old side. A
+// count that has a whole (errors of the completed requests, not_sent of the
 // planned ones) also takes a share: errors>1% holds when more than one
 // percent of the completed requests failed.
+//
+// A condition that could never hold, or always would, is refused, as the
+// mistake it is: every figure is at least 0 (p99<0s, not_sent>=0), a share
+// or percentage is at most 100% (errors>150%), a relative change is at
+// least -100% (p99<-100%).
 //
 // Metric names are the same everywhere: dotted for namespaces (sched.p99,
 // pinned.cgo) and underscores inside words (not_sent, ok_per_s). Where a
@@ -108,12 +116,14 @@ type ShareSource interface {
 
 // ChangeSource is the Source of a comparison: Value reads the new side's
 // figure, Change its change against the old side in percent (+12.5 for an
-// eighth more). ok is false when there is no change to speak of: a figure
-// either side lacks, an old figure of 0, or, with repeated runs, a change
-// that is not significant.
+// eighth more), Delta the new figure minus the old in the metric's base
+// unit (nanoseconds for a Duration). ok is false when there is no change to
+// speak of: a figure either side lacks, for Change an old figure of 0, or,
+// with repeated runs, a change that is not significant.
 type ChangeSource interface {
 	Source
 	Change(metric string) (pct float64, ok bool)
+	Delta(metric string) (diff float64, ok bool)
 }
 
 // Form is what figure of its metric a condition compares: the figure
@@ -126,9 +136,12 @@ const (
 	Level Form = iota
 	// Share compares a count's share of its whole, in percent: errors>1%.
 	Share
-	// Change compares the change against the old side of a comparison, in
-	// percent: p99>+10%.
+	// Change compares the relative change against the old side of a
+	// comparison, in percent: p99>+10%.
 	Change
+	// Delta compares the new figure minus the old side's, in the metric's
+	// base unit: p99>+1ms.
+	Delta
 )
 
 // Value calls f(metric).
@@ -149,8 +162,8 @@ type Condition struct {
 	Value float64
 	// Unit is the metric's unit.
 	Unit Unit
-	// Form says whether Value is the figure (in Unit's base), a share or a
-	// change (both in percent).
+	// Form says whether Value is the figure or a difference of figures (in
+	// Unit's base), a share or a relative change (both in percent).
 	Form Form
 	// text is the value as written, for messages and String; whole names
 	// what a Share is of.
@@ -178,6 +191,10 @@ func (c Condition) Eval(src Source) (v float64, held, ok bool) {
 		if cs, is := src.(ChangeSource); is {
 			v, ok = cs.Change(c.Metric)
 		}
+	case Delta:
+		if cs, is := src.(ChangeSource); is {
+			v, ok = cs.Delta(c.Metric)
+		}
 	default:
 		v, ok = src.Value(c.Metric)
 	}
@@ -196,20 +213,22 @@ func (c Condition) Holds(src Source) bool {
 
 // Explain states the figure v against c, in the metric's unit:
 // "sched.p99 = 7.21ms > 5ms", "errors = 2.1% of completed > 1%",
-// "p99 changed +14.2% > +10%".
+// "p99 changed +14.2% > +10%", "p99 changed +3.1ms > +1ms".
 func (c Condition) Explain(v float64) string {
 	switch c.Form {
 	case Share:
 		return c.Metric + " = " + Percent.Format(v) + " of " + c.whole + " " + string(c.Op) + " " + c.text
 	case Change:
-		return c.Metric + " changed " + signed(v) + " " + string(c.Op) + " " + c.text
+		return c.Metric + " changed " + signed(Percent, v) + " " + string(c.Op) + " " + c.text
+	case Delta:
+		return c.Metric + " changed " + signed(c.Unit, v) + " " + string(c.Op) + " " + c.text
 	}
 	return c.Metric + " = " + c.Unit.Format(v) + " " + string(c.Op) + " " + c.text
 }
 
-// signed prints a change in percent with its sign: +14.2%, -3%.
-func signed(v float64) string {
-	s := Percent.Format(v)
+// signed prints a change in unit u with its sign: +14.2%, -3%, +1.5ms.
+func signed(u Unit, v float64) string {
+	s := u.Format(v)
 	if v >= 0 {
 		s = "+" + s
 	}
@@ -273,6 +292,9 @@ func Parse(s string, ctx Context) (Condition, error) {
 	if err != nil {
 		return fail("%v", err)
 	}
+	if why := vacuous(op, v, form, m); why != "" {
+		return fail("%s", why)
+	}
 	return Condition{Metric: m.Name, Op: op, Value: v, Unit: m.Unit, Form: form, text: arg, whole: m.Whole}, nil
 }
 
@@ -295,19 +317,33 @@ func readOp(s string) (Op, error) {
 }
 
 // parseValue reads arg for m in ctx: the threshold (in m's unit's base, or
-// in percent for a share or a change) and which form it takes.
+// in percent for a share or a relative change) and which form it takes. A
+// signed value is a change, and only a comparison (ctx has Changes) has
+// one.
 func parseValue(arg string, m Metric, ctx Context) (float64, Form, error) {
+	v, form, err := readValue(arg, m)
+	if err == nil && (form == Change || form == Delta) && ctx&Changes == 0 {
+		why := "write " + arg[1:]
+		if arg[0] == '-' {
+			why = m.Name + " is never negative"
+		}
+		return 0, Level, fmt.Errorf("a signed value (%s) is a change from A to B, only for comparisons (schedscope compare --fail-on): %s", arg, why)
+	}
+	return v, form, err
+}
+
+// readValue reads arg for m: a signed value is a change (Change with a
+// percent sign, else Delta), an unsigned one a figure or a share.
+func readValue(arg string, m Metric) (float64, Form, error) {
+	sign := arg[0] == '+' || arg[0] == '-'
 	if num, ok := strings.CutSuffix(arg, "%"); ok {
 		v, err := parseNumber(num, arg)
 		if err != nil {
 			return 0, Level, err
 		}
-		signedPct := strings.HasPrefix(arg, "+") || strings.HasPrefix(arg, "-")
 		switch {
-		case signedPct && ctx&Changes != 0:
+		case sign:
 			return v, Change, nil
-		case strings.HasPrefix(arg, "+"):
-			return 0, Level, fmt.Errorf("a relative change (%s) is only for comparisons (schedscope compare --fail-on): write %s", arg, strings.TrimPrefix(arg, "+"))
 		case m.Unit == Percent:
 			return v, Level, nil
 		case m.Whole != "":
@@ -315,11 +351,15 @@ func parseValue(arg string, m Metric, ctx Context) (float64, Form, error) {
 		}
 		return 0, Level, fmt.Errorf("%s is %s, not a percentage: write a plain number", m.Name, m.Unit.article())
 	}
+	form := Level
+	if sign {
+		form = Delta
+	}
 	if v, err := parseNumber(arg, arg); err == nil {
 		if m.Unit == Duration {
 			return 0, Level, fmt.Errorf("%s is a duration: write a unit: %sms", m.Name, arg)
 		}
-		return v, Level, nil
+		return v, form, nil
 	} else if !errors.Is(err, errNotNumber) {
 		return 0, Level, err
 	}
@@ -330,7 +370,56 @@ func parseValue(arg string, m Metric, ctx Context) (float64, Form, error) {
 	if m.Unit != Duration {
 		return 0, Level, fmt.Errorf("%s is %s, not a duration: write a plain number", m.Name, m.Unit.article())
 	}
-	return float64(d), Level, nil
+	return float64(d), form, nil
+}
+
+// vacuous says why OP x on m's figure in form would hold for every figure
+// m can have, or for none ("" when it can go either way): every figure is
+// at least 0, a share or percentage at most 100, a relative change at least
+// -100 %; a difference of two figures can be anything.
+func vacuous(op Op, x float64, form Form, m Metric) string {
+	lo, hi := 0.0, math.Inf(1)
+	what, format := m.Name, m.Unit.Format
+	switch {
+	case form == Delta:
+		return ""
+	case form == Change:
+		lo, what, format = -100, "a change of "+m.Name, Percent.Format
+	case form == Share:
+		hi, what, format = 100, m.Name+" as a share of "+m.Whole, Percent.Format
+	case m.Unit == Percent:
+		hi = 100
+	}
+	atLeast := fmt.Sprintf("%s is never below %s", what, format(lo))
+	atMost := fmt.Sprintf("%s is never above %s", what, format(hi))
+	var never, always bool
+	var because string
+	switch op {
+	case Greater:
+		never, always = x >= hi, x < lo
+	case GreaterEqual:
+		never, always = x > hi, x <= lo
+	case Less:
+		never, always = x <= lo, x > hi
+	case LessEqual:
+		never, always = x < lo, x >= hi
+	case Equal:
+		never = x < lo || x > hi
+	case NotEqual:
+		always = x < lo || x > hi
+	}
+	// Which bound decides: x at or below lo, or at or above hi.
+	because = atMost
+	if x <= lo {
+		because = atLeast
+	}
+	switch {
+	case never:
+		return "never holds: " + because
+	case always:
+		return "always holds: " + because
+	}
+	return ""
 }
 
 // errNotNumber: the text is not a number at all (it may be a duration).

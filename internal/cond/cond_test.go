@@ -49,7 +49,7 @@ func TestParse(t *testing.T) {
 		{"cpu>1.5", Live, "cpu", Greater, 1.5, "cpu>1.5"},
 		{"not_sent!=0", Live, "not_sent", NotEqual, 0, "not_sent!=0"},
 		{"in_flight>1e3", Live, "in_flight", Greater, 1000, "in_flight>1e3"},
-		{"errors>-1", Live, "errors", Greater, -1, "errors>-1"},
+		{"errors>-1", Live, "errors", Greater, -1, ""}, // refused: a signed value is a change
 	} {
 		c, err := Parse(tc.in, tc.ctx)
 		if tc.str == "" {
@@ -192,7 +192,7 @@ func TestEval(t *testing.T) {
 		{"not_sent!=0", false, true, ""},
 		{"errors>2", true, true, "errors = 3 > 2"},
 		// Unreadable: absent, or NaN. Never holds, whatever the operator.
-		{"goroutines>=0", false, false, ""},
+		{"goroutines<=0", false, false, ""},
 		{"goroutines!=1", false, false, ""},
 		{"cpu!=1", false, false, ""},
 		{"cpu<1", false, false, ""},
@@ -268,7 +268,7 @@ func TestRegistry(t *testing.T) {
 			t.Errorf("%s: listed twice for %v", m.Name, seen[m.Name]&m.In)
 		}
 		seen[m.Name] |= m.In
-		if _, err := Parse(m.Name+">=0"+map[Unit]string{Duration: "s"}[m.Unit], m.In); err != nil {
+		if _, err := Parse(m.Name+">0"+map[Unit]string{Duration: "s"}[m.Unit], m.In); err != nil {
 			t.Errorf("%s: %v", m.Name, err)
 		}
 	}
@@ -299,12 +299,13 @@ func TestRegistry(t *testing.T) {
 // fakeCompare is a comparison's Source: the new side's figures, their
 // shares and changes.
 type fakeCompare struct {
-	values, shares, changes map[string]float64
+	values, shares, changes, deltas map[string]float64
 }
 
 func (f fakeCompare) Value(m string) (float64, bool)  { v, ok := f.values[m]; return v, ok }
 func (f fakeCompare) Share(m string) (float64, bool)  { v, ok := f.shares[m]; return v, ok }
 func (f fakeCompare) Change(m string) (float64, bool) { v, ok := f.changes[m]; return v, ok }
+func (f fakeCompare) Delta(m string) (float64, bool)  { v, ok := f.deltas[m]; return v, ok }
 
 // A share and a change are forms of a condition, each read from its own
 // method, each explained in its own words.
@@ -313,6 +314,7 @@ func TestShareAndChange(t *testing.T) {
 		values:  map[string]float64{"p99": 250e6, "errors": 12},
 		shares:  map[string]float64{"errors": 2.4},
 		changes: map[string]float64{"p99": 14.2, "ok_per_s": -3},
+		deltas:  map[string]float64{"p99": 31e6, "ok_per_s": -4, "errors": 2},
 	}
 	for _, tc := range []struct {
 		cond    string
@@ -329,6 +331,17 @@ func TestShareAndChange(t *testing.T) {
 		{"ok_per_s<-5%", Run | Changes, Change, false, ""},
 		{"ok_per_s<-1%", Run | Changes, Change, true, "ok_per_s changed -3% < -1%"},
 		{"p99>200ms", Run | Changes, Level, true, "p99 = 250ms > 200ms"},
+		// One reading in a comparison: a signed value is a change from A
+		// to B (a duration or number: the difference), an unsigned one is
+		// B's figure.
+		{"p99>+1ms", Run | Changes, Delta, true, "p99 changed +31ms > +1ms"},
+		{"p99>+50ms", Run | Changes, Delta, false, ""},
+		{"p99>-5ms", Run | Changes, Delta, true, "p99 changed +31ms > -5ms"},
+		{"p99>1ms", Run | Changes, Level, true, "p99 = 250ms > 1ms"},
+		{"p99>300ms", Run | Changes, Level, false, ""},
+		{"ok_per_s<-2", Run | Changes, Delta, true, "ok_per_s changed -4 < -2"},
+		{"errors>+1", Run | Changes, Delta, true, "errors changed +2 > +1"},
+		{"errors>+5", Run | Changes, Delta, false, ""},
 		// A change that is not significant (absent) never holds.
 		{"p90>+1%", Run | Changes, Change, false, ""},
 	} {
@@ -353,14 +366,16 @@ func TestShareAndChange(t *testing.T) {
 	// A share on a Source without shares, a change on one without changes:
 	// unreadable, never held.
 	plain := SourceFunc(func(string) (float64, bool) { return 1e9, true })
-	for _, s := range []string{"errors>0%", "p99>+0%"} {
+	for _, s := range []string{"errors>0%", "p99>+0%", "p99>+0ms"} {
 		c, _ := Parse(s, Run|Changes)
 		if _, held, ok := c.Eval(plain); held || ok {
 			t.Errorf("%s on a plain Source: held %v ok %v", s, held, ok)
 		}
 	}
 	for _, tc := range []struct{ in, want string }{
-		{"p99>+10%", "a relative change (+10%) is only for comparisons (schedscope compare --fail-on): write 10%"},
+		{"p99>+10%", "a signed value (+10%) is a change from A to B, only for comparisons (schedscope compare --fail-on): write 10%"},
+		{"p99>+1ms", "a signed value (+1ms) is a change from A to B, only for comparisons (schedscope compare --fail-on): write 1ms"},
+		{"p99>-5ms", "a signed value (-5ms) is a change from A to B, only for comparisons (schedscope compare --fail-on): p99 is never negative"},
 		{"p99>10%", "p99 is a duration, not a percentage"},
 		{"ok_per_s>5%", "ok_per_s is a rate per second, not a percentage"},
 	} {
@@ -370,5 +385,50 @@ func TestShareAndChange(t *testing.T) {
 	}
 	if got := (Run | Sweep | Changes).String(); got != "a run directory, a sweep directory or a comparison" {
 		t.Errorf("context string %q", got)
+	}
+}
+
+// A condition that could never hold, or always would, is refused with the
+// bound that makes it so, in every context; one that can go either way at
+// a bound is accepted.
+func TestParseVacuous(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		ctx  Context
+		want string // "" accepted
+	}{
+		{"p99>=0s", Live, `condition "p99>=0s": always holds: p99 is never below 0s`},
+		{"p99<0s", Run, `never holds: p99 is never below 0s`},
+		{"not_sent>=0", Run | Changes, `always holds: not_sent is never below 0`},
+		{"pinned<0", Trace, `never holds: pinned is never below 0`},
+		{"errors>150%", Run, `condition "errors>150%": never holds: errors as a share of completed is never above 100%`},
+		{"not_sent>101%", Run | Changes, `never holds: not_sent as a share of planned is never above 100%`},
+		{"errors<=100%", Run, `always holds: errors as a share of completed is never above 100%`},
+		{"errors!=120%", Run, `always holds`},
+		{"errors==120%", Run, `never holds`},
+		{"lost.pct>100", Trace, `never holds: lost.pct is never above 100%`},
+		{"pool.saturated>=0%", Run, `always holds: pool.saturated is never below 0%`},
+		{"p99<-100%", Run | Changes, `never holds: a change of p99 is never below -100%`},
+		{"p99>=-100%", Run | Changes, `always holds: a change of p99 is never below -100%`},
+		// At a bound but able to go either way.
+		{"p99>0s", Live, ""},
+		{"p99<=0s", Live, ""},
+		{"not_sent==0", Run, ""},
+		{"errors>=100%", Run, ""},
+		{"errors<100%", Run, ""},
+		{"lost.pct<=0", Trace, ""},
+		{"p99>-100%", Run | Changes, ""},
+		{"p99<-99%", Run | Changes, ""},
+		// A difference of two figures may be anything.
+		{"p99>-1h", Run | Changes, ""},
+		{"errors<+1e9", Run | Changes, ""},
+	} {
+		_, err := Parse(tc.in, tc.ctx)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("Parse(%q, %v): %v, want it accepted", tc.in, tc.ctx, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("Parse(%q, %v) = %v, want %q", tc.in, tc.ctx, err, tc.want)
+		}
 	}
 }
