@@ -13,6 +13,7 @@ import (
 	"github.com/schedscope/schedscope/internal/compare"
 	"github.com/schedscope/schedscope/internal/cond"
 	"github.com/schedscope/schedscope/internal/figures"
+	"github.com/schedscope/schedscope/internal/rundir"
 )
 
 const compareSynopsis = "compare [--json] [--out DIR] [--force] [--fail-on COND] A B\n       schedscope compare [flags] A1 A2 ... -- B1 B2 ...   (repeated runs per side)"
@@ -105,6 +106,9 @@ func runCompare(ctx context.Context, s *stdio, args []string) error {
 	if err != nil {
 		return err
 	}
+	if err := rundir.Distinct(slices.Concat(left, right)); err != nil {
+		return usageErr("%v", err)
+	}
 	opts := analyze.Options{PinThreshold: *pin}
 	a, err := readSide(ctx, left, opts)
 	if err != nil {
@@ -113,6 +117,14 @@ func runCompare(ctx context.Context, s *stdio, args []string) error {
 	b, err := readSide(ctx, right, opts)
 	if err != nil {
 		return err
+	}
+	// A repeat directory and one of its runs given beside it: one run twice.
+	var paths []string
+	for _, set := range slices.Concat(a, b) {
+		paths = append(paths, set.Path)
+	}
+	if err := rundir.Distinct(paths); err != nil {
+		return usageErr("%v", err)
 	}
 	conds, err := gates.parse(a[0].Kind.Context() | cond.Changes)
 	if err != nil {

@@ -88,8 +88,8 @@ func TestCompareBadInput(t *testing.T) {
 		{[]string{"compare", a, b, "--json"}, 2, "--json: flags go before the paths"},
 		{[]string{"compare", a}, 2, "want two paths, A and B"},
 		{[]string{"compare", a, "--"}, 2, "want paths on both sides of --"},
-		{[]string{"compare", "--fail-on", "lost.pct>1%", a, a}, 2, `metric "lost.pct" is not available in a run directory or a comparison`},
-		{[]string{"compare", "--alpha", "0.7", a, a}, 2, "--alpha 0.7: must be in (0, 0.5)"},
+		{[]string{"compare", "--fail-on", "lost.pct>1%", a, b}, 2, `metric "lost.pct" is not available in a run directory or a comparison`},
+		{[]string{"compare", "--alpha", "0.7", a, b}, 2, "--alpha 0.7: must be in (0, 0.5)"},
 	} {
 		code, _, errOut := runCLI(t, context.Background(), tc.args...)
 		if code != tc.code || !strings.Contains(errOut, tc.want) || strings.Count(errOut, "\n") != 1 {
@@ -105,6 +105,103 @@ func TestCompareBadInput(t *testing.T) {
 	code, _, _ = runCLI(t, context.Background(), "compare", "--force", a, b)
 	if code != 0 {
 		t.Errorf("--force: exit %d", code)
+	}
+}
+
+// One run given twice, by any spelling, would count as two samples (and
+// turn noise into a "significant" change): compare refuses it, as it
+// refuses a repeat.json that lists a run twice or one outside its
+// directory.
+func TestCompareRepeatedPaths(t *testing.T) {
+	tmp := t.TempDir()
+	a := fakeRuns(t, tmp, "a", 2, 100, 50*time.Millisecond)
+	b := fakeRuns(t, tmp, "b", 2, 100, 100*time.Millisecond)
+	link := filepath.Join(tmp, "link")
+	if err := os.Symlink(a[0], link); err != nil {
+		t.Fatal(err)
+	}
+	rep := filepath.Join(tmp, "rep")
+	writeRepeat := func(runs ...string) {
+		t.Helper()
+		if err := rundir.WriteRepeat(rep, rundir.Repeat{Version: rundir.RepeatVersion, Count: len(runs), Runs: runs, Status: rundir.StatusComplete}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.MkdirAll(rep, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(b[1], filepath.Join(rep, "run-01")); err != nil {
+		t.Fatal(err)
+	}
+	writeRepeat("run-01")
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{a[0], a[0], a[0], "--", b[0], rep}, 2, a[0] + " is given twice: give each run once"},
+		{[]string{a[0], a[0] + "/", "--", b[0], rep}, 2, a[0] + "/ is " + a[0] + " again"},
+		{[]string{a[0], a[1], "--", b[0], filepath.Dir(b[0]) + "/./" + filepath.Base(b[0])}, 2, "/./" + filepath.Base(b[0]) + " is " + b[0] + " again: give each run once"},
+		{[]string{a[0], link, "--", b[0], rep}, 2, link + " is " + a[0] + " again"},
+		{[]string{a[0], a[1], "--", rep, filepath.Join(rep, "run-01")}, 2, filepath.Join(rep, "run-01") + " is given twice"},
+	} {
+		code, _, errOut := runCLI(t, context.Background(), append([]string{"compare", "--fail-on", "p99>+10%"}, tc.args...)...)
+		if code != tc.code || !strings.Contains(errOut, tc.want) || strings.Count(errOut, "\n") != 1 {
+			t.Errorf("%v: exit %d, stderr %q; want %d and one line with %q", tc.args, code, errOut, tc.code, tc.want)
+		}
+	}
+	// repeat.json: a run listed twice, outside the directory.
+	for _, tc := range []struct {
+		runs []string
+		want string
+	}{
+		{[]string{"run-01", "run-01"}, "is given twice"},
+		{[]string{"run-01", "./run-01/"}, "again"},
+		{[]string{"run-01", "../" + filepath.Base(a[1])}, `run "../` + filepath.Base(a[1]) + `" is outside the repeat directory`},
+		{[]string{"run-01", a[1]}, "is outside the repeat directory"},
+	} {
+		writeRepeat(tc.runs...)
+		code, _, errOut := runCLI(t, context.Background(), "compare", a[0], rep)
+		if code != 1 || !strings.Contains(errOut, "repeat plan "+filepath.Join(rep, rundir.RepeatFile)+": ") || !strings.Contains(errOut, tc.want) {
+			t.Errorf("repeat.json runs %q: exit %d, stderr %q; want 1 and %q", tc.runs, code, errOut, tc.want)
+		}
+	}
+	writeRepeat("run-01")
+	if code, _, errOut := runCLI(t, context.Background(), "compare", a[0], a[1], "--", b[0], rep); code != 0 {
+		t.Errorf("distinct runs: exit %d, stderr %q", code, errOut)
+	}
+}
+
+// In a comparison a signed value is a change from A to B and an unsigned
+// one B's figure, whatever the unit: A's p99 is about 55ms, B's 110ms.
+func TestCompareGateReadings(t *testing.T) {
+	tmp := t.TempDir()
+	a := fakeRuns(t, tmp, "a", 1, 100, 50*time.Millisecond)[0]
+	b := fakeRuns(t, tmp, "b", 1, 100, 100*time.Millisecond)[0]
+	for _, tc := range []struct {
+		gate string
+		code int
+		want string
+	}{
+		{"p99>+10%", 4, "% > +10% (phase 1"},
+		{"p99>+1ms", 4, "ms > +1ms (phase 1"},
+		{"p99>+60ms", 0, ""},
+		{"p99<-1ms", 0, ""},
+		{"p99>-5ms", 4, "ms > -5ms (phase 1"},
+		{"p99>100ms", 4, "ms > 100ms (phase 1"},
+		{"p99>120ms", 0, ""},
+		{"errors>150%", 2, "never holds: errors as a share of completed is never above 100%"},
+		{"not_sent>=0", 2, "always holds: not_sent is never below 0"},
+	} {
+		code, _, errOut := runCLI(t, context.Background(), "compare", "--fail-on", tc.gate, a, b)
+		if code != tc.code || !strings.Contains(errOut, tc.want) || code == 4 && !strings.Contains(errOut, "--fail-on p99 "+map[bool]string{true: "changed +", false: "= "}[strings.ContainsAny(tc.gate[4:5], "+-")]) {
+			t.Errorf("--fail-on %s: exit %d, stderr %q; want %d with %q", tc.gate, code, errOut, tc.code, tc.want)
+		}
+	}
+	// Outside a comparison there is no A: a signed value is refused.
+	code, _, errOut := runCLI(t, context.Background(), "analyze", "--fail-on", "p99>-5ms", a)
+	if code != 2 || !strings.Contains(errOut, "a signed value (-5ms) is a change from A to B, only for comparisons") {
+		t.Errorf("analyze --fail-on p99>-5ms: exit %d, stderr %q", code, errOut)
 	}
 }
 

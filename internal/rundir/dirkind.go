@@ -153,3 +153,77 @@ func SameDir(a, b string) bool {
 	fb, err := os.Stat(b)
 	return err == nil && os.SameFile(fa, fb)
 }
+
+// Distinct returns nil when no two of paths name the same file or
+// directory; otherwise an error naming the first path that repeats an
+// earlier one, by any spelling: through symbolic links too (os.SameFile),
+// by cleaned absolute names where a path does not exist. It is the one
+// check of a list of runs (compare's sides, a repeat's runs), where a run
+// given twice would count as two.
+func Distinct(paths []string) error {
+	type seen struct {
+		path string
+		info os.FileInfo // nil: the path does not exist
+		abs  string
+	}
+	var earlier []seen
+	for _, p := range paths {
+		cur := seen{path: p}
+		cur.info, _ = os.Stat(p)
+		if abs, err := filepath.Abs(p); err == nil {
+			cur.abs = abs
+		} else {
+			cur.abs = filepath.Clean(p)
+		}
+		for _, e := range earlier {
+			same := cur.abs == e.abs
+			if cur.info != nil && e.info != nil {
+				same = os.SameFile(cur.info, e.info)
+			}
+			if !same {
+				continue
+			}
+			if p == e.path {
+				return fmt.Errorf("%s is given twice: give each run once (a copy would count as one more run)", p)
+			}
+			return fmt.Errorf("%s is %s again: give each run once (a copy would count as one more run)", p, e.path)
+		}
+		earlier = append(earlier, cur)
+	}
+	return nil
+}
+
+// Within reports whether path is dir or lies inside it, through symbolic
+// links too: a link inside dir that leads out of it is not within. path
+// need not exist (where its existing part lies decides); a dir that does
+// not exist holds nothing.
+func Within(path, dir string) bool {
+	di, err := os.Stat(dir)
+	if err != nil {
+		return false
+	}
+	p, err := filepath.Abs(path)
+	if err != nil {
+		return false
+	}
+	// Resolve the part of p that exists, so a link counts where it leads.
+	rest := ""
+	for q := p; ; q = filepath.Dir(q) {
+		if r, err := filepath.EvalSymlinks(q); err == nil {
+			p = filepath.Join(r, rest)
+			break
+		}
+		if filepath.Dir(q) == q {
+			break
+		}
+		rest = filepath.Join(filepath.Base(q), rest)
+	}
+	for q := p; ; q = filepath.Dir(q) {
+		if qi, err := os.Stat(q); err == nil && os.SameFile(qi, di) {
+			return true
+		}
+		if filepath.Dir(q) == q {
+			return false
+		}
+	}
+}

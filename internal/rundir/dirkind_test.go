@@ -56,3 +56,79 @@ func TestDirKindOf(t *testing.T) {
 		t.Errorf("Create wrote into the sweep directory: %v", names)
 	}
 }
+
+// Distinct refuses a path that names an earlier one by any spelling: the
+// same string, a trailing slash, a ./ or x/.. detour, a symbolic link; a
+// path that does not exist, by its cleaned absolute name.
+func TestDistinct(t *testing.T) {
+	root := t.TempDir()
+	a, b := filepath.Join(root, "a"), filepath.Join(root, "b")
+	for _, d := range []string{a, b} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link := filepath.Join(root, "link")
+	if err := os.Symlink(a, link); err != nil {
+		t.Fatal(err)
+	}
+	gone := filepath.Join(root, "gone")
+	for _, tc := range []struct {
+		paths []string
+		want  string // "" distinct
+	}{
+		{[]string{a, b}, ""},
+		{[]string{a, b, gone}, ""},
+		{nil, ""},
+		{[]string{a, b, a}, a + " is given twice"},
+		{[]string{a, a + "/"}, a + "/ is " + a + " again"},
+		{[]string{a, root + "/b/../a"}, root + "/b/../a is " + a + " again"},
+		{[]string{b, link, a}, a + " is " + link + " again"},
+		{[]string{gone, root + "/./gone"}, root + "/./gone is " + gone + " again"},
+	} {
+		err := rundir.Distinct(tc.paths)
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("Distinct(%q) = %v; want %q", tc.paths, err, tc.want)
+		}
+	}
+}
+
+// Within: dir itself and anything under it, made yet or not; not a
+// sibling that shares a prefix, a parent, or a link out of dir.
+func TestWithin(t *testing.T) {
+	root := t.TempDir()
+	dir, other := filepath.Join(root, "shard"), filepath.Join(root, "other")
+	for _, d := range []string{dir, other} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(other, filepath.Join(dir, "out")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(dir, filepath.Join(other, "in")); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		path string
+		want bool
+	}{
+		{dir, true},
+		{dir + "/", true},
+		{filepath.Join(dir, "merged"), true},
+		{filepath.Join(dir, "a", "b"), true},
+		{filepath.Join(other, "in", "merged"), true},
+		{filepath.Join(dir, "out", "merged"), false},
+		{filepath.Join(dir, "..", "merged"), false},
+		{dir + "-merged", false},
+		{root, false},
+		{other, false},
+	} {
+		if got := rundir.Within(tc.path, dir); got != tc.want {
+			t.Errorf("Within(%s, %s) = %v, want %v", tc.path, dir, got, tc.want)
+		}
+	}
+	if rundir.Within(filepath.Join(root, "nowhere", "x"), filepath.Join(root, "nowhere")) {
+		t.Error("a directory that does not exist holds something")
+	}
+}

@@ -75,8 +75,25 @@ func ReadRepeat(dir string) (*Repeat, error) {
 	if r.Version != RepeatVersion {
 		return nil, fmt.Errorf("repeat plan %s: version %d, this schedscope reads %d", filepath.Join(dir, RepeatFile), r.Version, RepeatVersion)
 	}
+	if err := r.checkRuns(dir); err != nil {
+		return nil, fmt.Errorf("repeat plan %s: %w", filepath.Join(dir, RepeatFile), err)
+	}
 	r.Args = redact.Args(r.Args)
 	return &r, nil
+}
+
+// checkRuns refuses a plan whose runs leave dir (an absolute path, "..", a
+// link out of it) or name one run twice, by any spelling: each would be
+// read as one more run of this configuration.
+func (r *Repeat) checkRuns(dir string) error {
+	paths := make([]string, len(r.Runs))
+	for i, name := range r.Runs {
+		paths[i] = filepath.Clean(dir) + string(filepath.Separator) + name // name as written, for the message
+		if !filepath.IsLocal(name) || !Within(paths[i], dir) {
+			return fmt.Errorf("run %q is outside the repeat directory: its runs are %s, %s, ... inside it", name, RepeatRunDir(1), RepeatRunDir(2))
+		}
+	}
+	return Distinct(paths)
 }
 
 // RunDirs returns the paths of the repeat's run directories that exist

@@ -96,6 +96,11 @@ func TestReadRepeatErrors(t *testing.T) {
 		{mk("none", ""), "not a repeat directory (no repeat.json)"},
 		{mk("bad", "{"), "repeat plan " + filepath.Join(root, "bad", rundir.RepeatFile)},
 		{mk("future", `{"version": 99}`), "version 99, this schedscope reads 1"},
+		// Runs outside the directory, or one run twice: more runs than made.
+		{mk("up", `{"version": 1, "runs": ["run-01", "../none"]}`), `run "../none" is outside the repeat directory`},
+		{mk("abs", `{"version": 1, "runs": ["`+root+`"]}`), `run "` + root + `" is outside the repeat directory`},
+		{mk("twice", `{"version": 1, "runs": ["run-01", "run-01"]}`), filepath.Join(root, "twice", "run-01") + " is given twice"},
+		{mk("spelled", `{"version": 1, "runs": ["run-01", "x/../run-01"]}`), " again: give each run once"},
 	} {
 		if _, err := rundir.ReadRepeat(tc.dir); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("ReadRepeat(%s) = %v; want %q", filepath.Base(tc.dir), err, tc.want)
@@ -145,5 +150,39 @@ func TestCheckNewRepeatDir(t *testing.T) {
 	}
 	if err := rundir.CheckNewRunDir(repeat); err == nil || !strings.Contains(err.Error(), "is a repeat directory (repeat.json)") {
 		t.Errorf("CheckNewRunDir over a repeat directory: %v", err)
+	}
+}
+
+// A run that is a link: to another run of the same repeat it is that run
+// again, out of the directory it is outside it.
+func TestReadRepeatLinkedRuns(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "rep")
+	for _, d := range []string{filepath.Join(dir, "run-01"), filepath.Join(root, "elsewhere")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("run-01", filepath.Join(dir, "run-02")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(root, "elsewhere"), filepath.Join(dir, "run-03")); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		runs []string
+		want string
+	}{
+		{[]string{"run-01", "run-02"}, filepath.Join(dir, "run-02") + " is " + filepath.Join(dir, "run-01") + " again"},
+		{[]string{"run-01", "run-03"}, `run "run-03" is outside the repeat directory`},
+		{[]string{"run-01", "run-04"}, ""}, // not made yet: RunDirs leaves it out
+	} {
+		if err := rundir.WriteRepeat(dir, rundir.Repeat{Version: rundir.RepeatVersion, Runs: tc.runs}); err != nil {
+			t.Fatal(err)
+		}
+		_, err := rundir.ReadRepeat(dir)
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("runs %q: %v; want %q", tc.runs, err, tc.want)
+		}
 	}
 }
