@@ -38,6 +38,9 @@ func runMerge(ctx context.Context, s *stdio, args []string) error {
 		if rundir.SameDir(d, *out) {
 			return usageErr("--out %s is one of the shards' directories: name a new one", *out)
 		}
+		if rundir.Within(*out, d) {
+			return usageErr("--out %s is inside the shard directory %s: name a new one outside the shards'", *out, d)
+		}
 	}
 	if err := rundir.CheckNewRunDir(*out); err != nil {
 		return usageErr("--out: %v", err)

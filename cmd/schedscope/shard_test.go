@@ -81,6 +81,8 @@ func TestMergeBadInput(t *testing.T) {
 		{[]string{"merge", "--out", out, filepath.Join(base, "nowhere")}, "not a run directory"},
 		{[]string{"merge", "--out", full, shards[0], shards[1], shards[2]}, "--out"},
 		{[]string{"merge", "--out", shards[0], shards[0], shards[1], shards[2]}, "is one of the shards' directories"},
+		{[]string{"merge", "--out", filepath.Join(shards[1], "merged"), shards[0], shards[1], shards[2]}, "is inside the shard directory " + shards[1]},
+		{[]string{"merge", "--out", filepath.Join(shards[2], "a", "b"), shards[0], shards[1], shards[2]}, "is inside the shard directory " + shards[2]},
 	} {
 		code, _, errOut := runCLI(t, context.Background(), tc.args...)
 		if code != 2 || !strings.Contains(errOut, tc.want) || strings.Count(errOut, "\n") != 1 {
