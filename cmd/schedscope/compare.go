@@ -164,7 +164,10 @@ func runCompare(ctx context.Context, s *stdio, args []string) error {
 // paths before and after "--".
 func splitSides(args []string) (a, b []string, err error) {
 	for _, arg := range args {
-		if strings.HasPrefix(arg, "-") && arg != "--" && arg != "-" {
+		if arg == "-" {
+			return nil, nil, usageErr("-: compare reads no standard input: name the trace files (or run, repeat and sweep directories)")
+		}
+		if strings.HasPrefix(arg, "-") && arg != "--" {
 			return nil, nil, usageErr("%s: flags go before the paths", arg)
 		}
 	}

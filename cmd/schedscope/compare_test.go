@@ -90,6 +90,9 @@ func TestCompareBadInput(t *testing.T) {
 		{[]string{"compare", a, "--"}, 2, "want paths on both sides of --"},
 		{[]string{"compare", "--fail-on", "lost.pct>1%", a, b}, 2, `metric "lost.pct" is not available in a run directory or a comparison`},
 		{[]string{"compare", "--alpha", "0.7", a, b}, 2, "--alpha 0.7: must be in (0, 0.5)"},
+		// compare reads no standard input, and says nothing that would send a user there.
+		{[]string{"compare", "-", a}, 2, "-: compare reads no standard input"},
+		{[]string{"compare", "/dev/zero", a}, 1, "/dev/zero: a device, not a regular file: copy the trace into a file and give that"},
 	} {
 		code, _, errOut := runCLI(t, context.Background(), tc.args...)
 		if code != tc.code || !strings.Contains(errOut, tc.want) || strings.Count(errOut, "\n") != 1 {

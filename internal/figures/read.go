@@ -3,6 +3,8 @@ package figures
 import (
 	"context"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 
 	"github.com/schedscope/schedscope/analyze"
@@ -34,6 +36,10 @@ func Read(ctx context.Context, path string, opts analyze.Options) ([]*Set, error
 	case rundir.DirRepeat:
 		return readRepeat(ctx, path)
 	case rundir.NotDir:
+		if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
+			// Refused before it is opened: its reads could block or never end.
+			return nil, fmt.Errorf("%s: %s, not a regular file: copy the trace into a file and give that", path, special(fi.Mode()))
+		}
 		s, err := ReadTrace(ctx, path, opts)
 		if err != nil {
 			return nil, err
@@ -46,6 +52,19 @@ func Read(ctx context.Context, path string, opts analyze.Options) ([]*Set, error
 	}
 	return nil, fmt.Errorf("%s: neither a run directory (%s), a sweep directory (%s) nor a repeat directory (%s); it holds %s",
 		path, rundir.ManifestFile, rundir.SweepFile, rundir.RepeatFile, rundir.SomeEntries(path))
+}
+
+// special names a file mode that is not a regular file's, for a message.
+func special(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	}
+	return "a special file"
 }
 
 // readRepeat reads every run of a repeat directory, labelled with the
