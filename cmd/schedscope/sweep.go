@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -79,6 +80,16 @@ func runSweep(ctx context.Context, s *stdio, args []string) error {
 	if fs.NArg() > 0 {
 		return usageErr("unexpected argument %q", fs.Arg(0))
 	}
+	lists := map[string]string{"gomaxprocs": gomaxprocs, "cpu-limits": cpuLimits, "rates": rates, "users": users, "models": models}
+	var blank error
+	fs.Visit(func(f *flag.Flag) {
+		if v, ok := lists[f.Name]; ok && blank == nil && strings.TrimSpace(v) == "" {
+			blank = usageErr("--%s %q: an empty list; give values separated by commas, or leave the flag out", f.Name, v)
+		}
+	})
+	if blank != nil {
+		return blank
+	}
 	base := load.Config{Timeout: timeout, Client: load.Client(client)}
 	if timeout <= 0 {
 		return usageErr("--timeout %v: must be > 0", timeout)
@@ -125,7 +136,10 @@ func runSweep(ctx context.Context, s *stdio, args []string) error {
 		if cfg.Users, err = sweepInts(users); err != nil {
 			return usageErr("--users: %v", err)
 		}
-		cfg.Models, cfg.Sets = sweepList(models), sets.axes
+		if cfg.Models, err = sweepList(models); err != nil {
+			return usageErr("--models: %v", err)
+		}
+		cfg.Sets = sets.axes
 		if cfg.Fixture != "" {
 			if err := useFixture(&cfg); err != nil {
 				return usageErr("%v", err)
@@ -252,7 +266,11 @@ func (f *setFlag) Set(s string) error {
 	if !ok || name == "" {
 		return fmt.Errorf("want NAME=V1,V2, e.g. workers=20,200")
 	}
-	f.axes = append(f.axes, rundir.SetAxis{Name: name, Values: sweepList(values)})
+	vs, err := sweepList(values)
+	if err != nil {
+		return err
+	}
+	f.axes = append(f.axes, rundir.SetAxis{Name: name, Values: vs})
 	return nil
 }
 
@@ -314,7 +332,11 @@ func printSweepSummary(s *stdio, r *report.SweepReport) {
 
 func sweepInts(s string) ([]int, error) {
 	var out []int
-	for _, f := range sweepList(s) {
+	items, err := sweepList(s)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range items {
 		n, err := strconv.Atoi(f)
 		if err != nil {
 			return nil, fmt.Errorf("%q is not an integer", f)
@@ -350,7 +372,11 @@ func prepareCgroups(s *stdio, cfg sweep.Config) error {
 // sweepGOMAXPROCS parses --gomaxprocs: integers, and auto (0).
 func sweepGOMAXPROCS(s string) ([]int, error) {
 	var out []int
-	for _, f := range sweepList(s) {
+	items, err := sweepList(s)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range items {
 		if f == "auto" {
 			out = append(out, 0)
 			continue
@@ -369,7 +395,11 @@ func sweepGOMAXPROCS(s string) ([]int, error) {
 
 func sweepFloats(s string) ([]float64, error) {
 	var out []float64
-	for _, f := range sweepList(s) {
+	items, err := sweepList(s)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range items {
 		v, err := strconv.ParseFloat(f, 64)
 		if err != nil {
 			return nil, fmt.Errorf("%q is not a number", f)
@@ -379,12 +409,19 @@ func sweepFloats(s string) ([]float64, error) {
 	return out, nil
 }
 
-func sweepList(s string) []string {
-	var out []string
-	for _, f := range strings.Split(s, ",") {
-		if f = strings.TrimSpace(f); f != "" {
-			out = append(out, f)
-		}
+// sweepList splits a list flag's value at its commas: "" (the flag not
+// given) is no item, but an empty item ("1,,2", "1,", ",") is refused: a
+// list that silently lost items would sweep less than was asked.
+func sweepList(s string) ([]string, error) {
+	if s == "" {
+		return nil, nil
 	}
-	return out
+	var out []string
+	for f := range strings.SplitSeq(s, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			return nil, fmt.Errorf("%q: an empty item; want values separated by commas, e.g. 1,2,4", s)
+		}
+		out = append(out, f)
+	}
+	return out, nil
 }
