@@ -32,7 +32,7 @@ type runFlags struct {
 	out          string
 	traceAt      string
 	traceWindow  time.Duration
-	snapshotWhen string
+	snapshotWhen snapshotFlag
 	pid          int
 	cmd          string
 	cmdLog       string
@@ -44,6 +44,28 @@ type runFlags struct {
 	repeat       int
 	repeatPause  time.Duration
 	sleepProbe   string
+}
+
+// snapshotFlag is --snapshot-when: "end" or a list of live conditions,
+// checked as it is set, so a bad one is a usage error before anything
+// starts, and a blank one is refused rather than taken for no snapshot
+// (a trace window).
+type snapshotFlag string
+
+func (f *snapshotFlag) String() string { return string(*f) }
+
+func (f *snapshotFlag) Set(v string) error {
+	w := strings.TrimSpace(v)
+	if w == "" {
+		return errors.New("empty: want 'end' or conditions, e.g. 'p99>500ms' (leave the flag out for a trace window)")
+	}
+	if w != "end" {
+		if _, err := cond.ParseList(w, cond.Live); err != nil {
+			return err
+		}
+	}
+	*f = snapshotFlag(w)
+	return nil
 }
 
 func runRun(ctx context.Context, s *stdio, args []string) error {
@@ -62,7 +84,7 @@ func runRun(ctx context.Context, s *stdio, args []string) error {
 	fs.StringVar(&f.out, "out", "", "run directory to create (default run-YYYYMMDD-HHMMSS, or with --repeat the repeat directory repeat-YYYYMMDD-HHMMSS)")
 	fs.StringVar(&f.traceAt, "trace-at", "50%", "where the trace window's middle falls in the last steady phase")
 	fs.DurationVar(&f.traceWindow, "trace-window", collect.DefaultTraceWindow, "length of the trace window")
-	fs.StringVar(&f.snapshotWhen, "snapshot-when", "", "instead of a trace window, a flight-recorder snapshot: 'end', or when a condition first holds, e.g. 'p99>500ms' or 'p99>500ms, not_sent>0' (metrics below)")
+	fs.Var(&f.snapshotWhen, "snapshot-when", "instead of a trace window, a flight-recorder snapshot: 'end', or when a condition first holds, e.g. 'p99>500ms' or 'p99>500ms, not_sent>0' (metrics below)")
 	fs.IntVar(&f.pid, "pid", 0, "the target's process ID, when local: CPU and RSS from /proc")
 	fs.StringVar(&f.cmd, "cmd", "", "shell command that starts the target: started, waited for, measured from /proc and stopped by the run")
 	fs.StringVar(&f.cmdLog, "cmd-log", "", "file for the started target's stdout and stderr (default: discarded)")
@@ -108,7 +130,7 @@ func runRun(ctx context.Context, s *stdio, args []string) error {
 	}
 	cfg := collect.Config{
 		Load: lcfg, Out: f.out, AgentURL: f.agent, PprofURL: f.pprof, Token: token,
-		TraceWindow: f.traceWindow, SnapshotWhen: f.snapshotWhen, PID: f.pid, Command: f.cmd,
+		TraceWindow: f.traceWindow, SnapshotWhen: string(f.snapshotWhen), PID: f.pid, Command: f.cmd,
 		ReadyTimeout: f.readyTimeout, PollEvery: f.poll, Args: args,
 		Limits: target.Limits{Capture: int64(f.maxCapture)},
 	}

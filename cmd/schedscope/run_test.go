@@ -32,6 +32,10 @@ func TestRunBadInput(t *testing.T) {
 		{[]string{"run", "--rate", "10", "--snapshot-when", "p99>1s,sched-p99>5ms", "http://127.0.0.1:1/"}, `metric "sched-p99" is now spelled "sched.p99"`},
 		{[]string{"run", "--rate", "10", "--snapshot-when", "pinned>0", "http://127.0.0.1:1/"}, `metric "pinned" is not available in a live run, only in a trace or a run directory (a live run has: cpu, `},
 		{[]string{"run", "--rate", "10", "--snapshot-when", "p99>500", "http://127.0.0.1:1/"}, "p99 is a duration: write a unit: 500ms"},
+		{[]string{"run", "--rate", "10", "--snapshot-when", "", "http://127.0.0.1:1/"}, "-snapshot-when: empty: want 'end' or conditions"},
+		{[]string{"run", "--rate", "10", "--snapshot-when", "  ", "http://127.0.0.1:1/"}, "-snapshot-when: empty: want 'end' or conditions"},
+		{[]string{"run", "--rate", "10", "--snapshot-when", "not_sent>101%", "http://127.0.0.1:1/"}, "not_sent is a count, not a percentage"},
+		{[]string{"run", "--rate", "10", "--snapshot-when", "p99>-5ms", "http://127.0.0.1:1/"}, "a signed value (-5ms) is a change from A to B"},
 		{[]string{"run", "--rate", "10", "--json", "x.json", "http://127.0.0.1:1/"}, "results.json"},
 		{[]string{"run", "--rate", "10", "--poll", "1ms", "http://127.0.0.1:1/"}, "poll period"},
 		{[]string{"run", "--rate", "10", "--out", dir, "--bogus", "http://127.0.0.1:1/"}, "flag provided but not defined"},
@@ -94,3 +98,4 @@ func TestRunExit(t *testing.T) {
 		}
 	}
 }
+
