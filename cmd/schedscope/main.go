@@ -146,7 +146,7 @@ func dispatch(ctx context.Context, s *stdio, cmds []command, args []string) int 
 		// An error may quote a flag's value or a URL: secrets are redacted.
 		// One of several lines (a gate's breaches) gets the prefix each.
 		for line := range strings.Lines(redact.Text(err.Error())) {
-			fmt.Fprintf(s.errOut, "schedscope %s: %s\n", c.name, strings.TrimSuffix(line, "\n"))
+			fmt.Fprintf(s.errOut, "schedscope %s: %s\n", c.name, unprefixed(strings.TrimSuffix(line, "\n"), c.name))
 		}
 		var ee *exitError
 		if errors.As(err, &ee) {
@@ -156,6 +156,20 @@ func dispatch(ctx context.Context, s *stdio, cmds []command, args []string) int 
 	}
 	fmt.Fprintf(s.errOut, "schedscope: unknown command %q (see 'schedscope help')\n", args[0])
 	return 2
+}
+
+// unprefixed is line without the leading "name: " a package may have put
+// on its errors (collect's runner says "run: ..."), since dispatch names
+// the command itself: "schedscope run: trace window ...", never
+// "schedscope run: run: trace window ...".
+func unprefixed(line, name string) string {
+	for {
+		rest, ok := strings.CutPrefix(line, name+": ")
+		if !ok {
+			return line
+		}
+		line = rest
+	}
 }
 
 func usage(w io.Writer) {

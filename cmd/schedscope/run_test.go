@@ -99,3 +99,31 @@ func TestRunExit(t *testing.T) {
 	}
 }
 
+// The dispatcher names the command once: an error a package already
+// prefixed with the command's name ("run: trace window ...") is not
+// printed as "schedscope run: run: ...". A few bad invocations of several
+// commands, each one line with the prefix once.
+func TestErrorPrefixOnce(t *testing.T) {
+	for _, args := range [][]string{
+		{"run", "--rate", "10", "--trace-window", "2h", "http://127.0.0.1:1/"},
+		{"run", "--rate", "10", "--poll", "1ms", "http://127.0.0.1:1/"},
+		{"run", "--rate", "10", "--pid", "1", "--cmd", "true", "http://127.0.0.1:1/"},
+		{"run", "--rate", "10", "--snapshot-when", "p99>", "http://127.0.0.1:1/"},
+		{"load", "--rate", "0", "http://127.0.0.1:1/"},
+		{"sweep", "--cmd", "x", "--url", "http://127.0.0.1:9/", "--gomaxprocs", "1"},
+		{"compare", "--fail-on", "p99>", "a", "b"},
+		{"analyze", "--fail-on", "p99>-1ms", "nowhere"},
+		{"merge", "--out", "x"},
+		{"report"},
+	} {
+		code, _, errOut := runCLI(t, context.Background(), args...)
+		prefix := "schedscope " + args[0] + ": "
+		if code == 0 || !strings.HasPrefix(errOut, prefix) || strings.Count(errOut, "\n") != 1 {
+			t.Errorf("%v: exit %d, stderr %q; want one line starting %q", args, code, errOut, prefix)
+			continue
+		}
+		if rest := strings.TrimPrefix(errOut, prefix); strings.HasPrefix(rest, args[0]+": ") {
+			t.Errorf("%v: the prefix doubled: %q", args, errOut)
+		}
+	}
+}
