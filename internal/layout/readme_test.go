@@ -31,8 +31,15 @@ func goCommand(t *testing.T) string {
 // prefix ("analyze", "collect/agent/prom").
 func workspacePackages(t *testing.T) []string {
 	t.Helper()
+	work, err := filepath.Abs(filepath.Join(root, "go.work"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	cmd := exec.Command(goCommand(t), "list", "./...", "./collect/agent/...", "./collect/agent/prom/...")
 	cmd.Dir = root
+	// The workspace's own go.work, even when the caller set GOWORK=off
+	// (as .ci/run does for a module alone): the list is the workspace's.
+	cmd.Env = append(os.Environ(), "GOWORK="+work)
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
