@@ -2,8 +2,13 @@
 // scheduler did meanwhile, and says where the ceiling is.
 //
 // This package is wiring only: a table of subcommands, flag parsing, and one
-// place that turns an error into an exit code. The work is done in fixtures/,
-// collect/, analyze/ and tui/.
+// place that turns an error into an exit code. The work is done in the
+// packages under analyze/, collect/ and internal/ (the fixture in
+// internal/fixtures/, runs in internal/collect/, sweeps in internal/sweep/,
+// reports in internal/report/, the views in internal/tui/);
+// cmd/schedscope/internal/feed/ maps runs and sweeps onto the views' frames,
+// and cmd/schedscope/internal/tour/ is the demo. README.md's Architecture
+// section lists every package.
 package main
 
 import (

@@ -274,22 +274,29 @@ func (f *setFlag) Set(s string) error {
 	return nil
 }
 
+// offerLower stands in the knee column for a line whose lowest rate was
+// already over capacity (capacity.Level.StartsOver).
+const offerLower = "offer lower rates"
+
 // printSweepSummary prints one row per line (GOMAXPROCS, and the model and
 // fixture flags when swept), then the scaling and recommendation: the
 // sweep's, or each family's when lines differ in more than GOMAXPROCS.
 func printSweepSummary(s *stdio, r *report.SweepReport) {
 	a := r.Analysis
-	width := len("line")
+	width, kneeWidth := len("line"), len("knee req/s")
 	closed := false
 	for _, l := range a.Levels {
 		width = max(width, len(l.Label))
 		closed = closed || l.Closed
+		if l.StartsOver {
+			kneeWidth = max(kneeWidth, len(offerLower))
+		}
 	}
 	kneeCol := "knee req/s"
 	if closed {
 		kneeCol = "knee users"
 	}
-	fmt.Fprintf(s.out, "%-*s  %10s  %13s  %12s  %12s  %s\n", width, "line", kneeCol, "ceiling 2xx/s", "low-load p50", "low-load p95", "limit")
+	fmt.Fprintf(s.out, "%-*s  %*s  %13s  %12s  %12s  %s\n", width, "line", kneeWidth, kneeCol, "ceiling 2xx/s", "low-load p50", "low-load p95", "limit")
 	for _, l := range a.Levels {
 		limit := string(l.Limit)
 		if limit == "" {
@@ -299,7 +306,11 @@ func printSweepSummary(s *stdio, r *report.SweepReport) {
 		if len(l.Cells) > 0 && l.Cells[0].P95 > 0 {
 			p95 = fmt.Sprintf("%.2f ms", float64(l.Cells[0].P95)/1e6)
 		}
-		fmt.Fprintf(s.out, "%-*s  %10.0f  %13.1f  %9.2f ms  %12s  %s\n", width, l.Label, l.Knee, l.Ceiling, float64(l.LowLoadP50)/1e6, p95, limit)
+		knee, p50 := fmt.Sprintf("%.0f", l.Knee), fmt.Sprintf("%.2f ms", float64(l.LowLoadP50)/1e6)
+		if l.StartsOver { // no knee, and the lowest rate's latency is a queue's, not a low load's
+			knee, p50, p95 = offerLower, "-", "-"
+		}
+		fmt.Fprintf(s.out, "%-*s  %*s  %13.1f  %12s  %12s  %s\n", width, l.Label, kneeWidth, knee, l.Ceiling, p50, p95, limit)
 	}
 	cpus := report.CPUs(r.Sweep.Plan)
 	if len(a.Families) > 1 {
@@ -307,12 +318,16 @@ func printSweepSummary(s *stdio, r *report.SweepReport) {
 			fmt.Fprintf(s.out, "%s: scaling %s: %s\n", f.Label, f.Scaling.Kind, f.Scaling.Reason)
 			if f.Recommendation.GOMAXPROCS > 0 {
 				fmt.Fprintf(s.out, "%s: recommended %s: %s\n", f.Label, rundir.GOMAXPROCSLabel(f.Recommendation.GOMAXPROCS, cpus), f.Recommendation.Reason)
+			} else if f.StartsOver {
+				fmt.Fprintf(s.out, "%s: no recommendation: %s\n", f.Label, f.Recommendation.Reason)
 			}
 		}
 	} else {
 		fmt.Fprintf(s.out, "scaling: %s: %s\n", a.Scaling.Kind, a.Scaling.Reason)
 		if a.Recommendation.GOMAXPROCS > 0 {
 			fmt.Fprintf(s.out, "recommended %s: %s\n", rundir.GOMAXPROCSLabel(a.Recommendation.GOMAXPROCS, cpus), a.Recommendation.Reason)
+		} else if len(a.Families) == 1 && a.Families[0].StartsOver {
+			fmt.Fprintf(s.out, "no recommendation: %s\n", a.Recommendation.Reason)
 		}
 	}
 	for _, f := range a.Quota.Findings {

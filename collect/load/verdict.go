@@ -51,6 +51,15 @@ const (
 	CeilingRatio = 0.9
 )
 
+// Tracks reports whether an open-model phase's 2xx/s tracked its offered
+// rate: okPerS at least TrackingRatio of offered. It is the one rule behind
+// the below-capacity and over-capacity verdicts; a sweep uses it too, so
+// that a step the target did not keep up with is never called served. It
+// is false when offered is not positive.
+func Tracks(okPerS, offered float64) bool {
+	return offered > 0 && okPerS >= TrackingRatio*offered
+}
+
 // Verdict is one conclusion about a phase, with the numbers behind it.
 type Verdict struct {
 	Kind VerdictKind `json:"kind"`
@@ -138,7 +147,7 @@ func judge(p *PhaseResult, model string, think float64, inflightCap int, cpuIsOu
 		ratio := p.OKPerS / p.OfferedRate
 		n := map[string]float64{"ok_per_s": p.OKPerS, "offered_rate": p.OfferedRate, "ratio": ratio}
 		switch {
-		case ratio >= TrackingRatio:
+		case Tracks(p.OKPerS, p.OfferedRate):
 			vs = append(vs, Verdict{Kind: BelowCapacity, Numbers: n, Message: fmt.Sprintf(
 				"2xx/s %.0f tracks the offered %.0f req/s (%.1f %%)", p.OKPerS, p.OfferedRate, 100*ratio)})
 		case p.Completed > 0 && 2*p.Errors.Connection >= p.Completed:

@@ -102,3 +102,16 @@ func TestClosedCeilingNumbers(t *testing.T) {
 		t.Errorf("closed-model verdict claims more than one closed phase shows: %s", v.Message)
 	}
 }
+
+func TestTracks(t *testing.T) {
+	for _, tc := range []struct {
+		ok, offered float64
+		want        bool
+	}{
+		{95, 100, true}, {94.9, 100, false}, {480, 700, false}, {700, 700, true}, {0, 0, false}, {10, -1, false},
+	} {
+		if got := Tracks(tc.ok, tc.offered); got != tc.want {
+			t.Errorf("Tracks(%v, %v) = %v, want %v", tc.ok, tc.offered, got, tc.want)
+		}
+	}
+}

@@ -22,6 +22,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/schedscope/schedscope/collect/load"
 	"github.com/schedscope/schedscope/internal/rundir"
 )
 
@@ -204,8 +205,10 @@ type Cell struct {
 	// GeneratorBound is true when every iteration of this cell was
 	// generator-bound.
 	GeneratorBound bool
-	// Served: open model, Answered >= ServedFraction x offered and p99 <=
-	// P99Factor x the low-load p99; closed model, see analyzeLevel. A
+	// Served: open model, Answered >= ServedFraction x offered, 2xx/s
+	// tracking the offered rate (load.Tracks, the rule of load's
+	// below-capacity verdict) and p99 <= P99Factor x the low-load p99;
+	// closed model, see analyzeLevel. A
 	// generator-bound cell can be served (see Sample.GeneratorBound).
 	Served bool
 	// Knee marks the cell whose load is its line's knee.
@@ -250,6 +253,13 @@ type Level struct {
 	// Knee is the highest load (offered rate, or users) served with every
 	// lower usable load also served; 0 when even the lowest was not served.
 	Knee float64
+	// StartsOver: open model, the ladder's lowest usable rate was already
+	// not served (its 2xx/s did not track the offered rate, or too few
+	// requests were answered): the line has no knee and no low-load
+	// service time (LowLoadService, CPUFraction, InService and
+	// LittlePrediction are 0), and a recommendation is not drawn from it.
+	// The remedy is to offer lower rates (OfferLower).
+	StartsOver bool
 	// Ceiling is the highest OKPerSec of any fully offered cell (see
 	// Cell.FullyOffered).
 	Ceiling float64
@@ -260,7 +270,8 @@ type Level struct {
 	LowLoadP50, LowLoadP99 time.Duration // at the lowest offered rate
 	// LowLoadService is the service time (from the actual send) at the
 	// lowest offered rate, LowLoadP50 when unknown: the target's own
-	// latency, which Little's law and the CPU fraction use.
+	// latency, which Little's law and the CPU fraction use. 0 when the
+	// lowest rate was over capacity (StartsOver): its latency was a queue's.
 	LowLoadService time.Duration
 	// CPUPerRequest is the marginal CPU cost of a 2xx response: the slope
 	// of the target's CPU use (cores) against its 2xx/s over the cells
@@ -300,6 +311,37 @@ type Level struct {
 	Limit       rundir.Kind
 	LimitReason string
 }
+
+// OfferLower says, for a line that starts over capacity (StartsOver), what
+// its lowest rate showed and that the ladder must start lower: "offer lower
+// rates: ...". It returns "" for any other line.
+func (l Level) OfferLower() string {
+	if !l.StartsOver {
+		return ""
+	}
+	for _, c := range l.Cells {
+		if !c.Ambiguous() {
+			return fmt.Sprintf("offer lower rates: %s was over capacity already at its lowest rate, %.0f req/s (%.0f 2xx/s, p50 %s), so it has no knee and no low-load service time",
+				l.Label, c.OfferedRate, c.OKPerSec, fmtMS(c.P50))
+		}
+	}
+	return ""
+}
+
+// allStartOver reports whether every level starts over capacity (and there
+// is at least one).
+func allStartOver(levels []Level) bool {
+	for _, l := range levels {
+		if !l.StartsOver {
+			return false
+		}
+	}
+	return len(levels) > 0
+}
+
+// offerLowerReason is the recommendation's reason when every line started
+// over capacity.
+const offerLowerReason = "every line was over capacity already at its lowest rate: offer lower rates; no knee, low-load service time or GOMAXPROCS can be drawn from this ladder"
 
 // Thresholds of the limit classification.
 const (
@@ -426,6 +468,10 @@ type Family struct {
 	Scaling        Scaling
 	Carriers       Carriers
 	Recommendation Recommendation
+	// StartsOver: every line judged started over capacity (Level.StartsOver),
+	// so the family has no recommendation and its reason says to offer lower
+	// rates.
+	StartsOver bool
 }
 
 // Analysis is the result of Analyze.
@@ -498,6 +544,9 @@ func Analyze(samples []Sample, opt Options) (Analysis, error) {
 		fam.Scaling = classify(judged, opt.CPUs)
 		fam.Carriers = carriersNeeded(judged)
 		fam.Recommendation = recommend(judged, fam.Scaling, fam.Carriers, opt)
+		if fam.StartsOver = allStartOver(judged); fam.StartsOver {
+			fam.Recommendation = Recommendation{Reason: offerLowerReason}
+		}
 		a.Levels = append(a.Levels, fam.Levels...)
 	}
 	if len(a.Families) == 1 {
@@ -515,7 +564,7 @@ func Analyze(samples []Sample, opt Options) (Analysis, error) {
 	for fi := range a.Families {
 		f := &a.Families[fi]
 		for _, ad := range a.Quota.Advice {
-			if f.CPULimit > 0 && ad.Limit == f.CPULimit && ad.Family == familyLabel(familyKey{Model: f.Model, Set: f.Set}) {
+			if f.CPULimit > 0 && ad.Limit == f.CPULimit && ad.Family == familyLabel(familyKey{Model: f.Model, Set: f.Set}) && !f.StartsOver {
 				f.Recommendation = Recommendation{GOMAXPROCS: ad.GOMAXPROCS, Reason: ad.Reason}
 			}
 		}
@@ -659,8 +708,11 @@ func Cells(samples []Sample) []Cell {
 // analyzeLevel judges one line.
 //
 // Open model (rates): a rate is served when its 2xx answers per second reach
-// ServedFraction (99 %) of the offered rate and its p99 stays within
-// P99Factor (2x) of the p99 at the lowest rate.
+// ServedFraction (99 %) of the offered rate, its 2xx/s tracks the offered
+// rate (load.Tracks: the answers kept pace while the phase ran, not only
+// arrived after it) and its p99 stays within P99Factor (2x) of the p99 at
+// the lowest rate. A ladder whose lowest usable rate is not served starts
+// over capacity (Level.StartsOver).
 //
 // Closed model (users): U users with think time Z and latency R give
 // U / (Z + R) requests per second (Little's law), so throughput grows with
@@ -728,6 +780,7 @@ func analyzeLevel(line rundir.Line, samples []Sample, opt Options) Level {
 			rule = c.OKPerSec >= opt.ClosedGrowth*ideal && errShare <= 1-opt.ServedFraction
 		} else {
 			rule = c.Answered >= opt.ServedFraction*c.OfferedRate &&
+				load.Tracks(c.OKPerSec, c.OfferedRate) &&
 				float64(c.P99) <= opt.P99Factor*float64(l.LowLoadP99)
 		}
 		c.Served = rule
@@ -742,6 +795,9 @@ func analyzeLevel(line rundir.Line, samples []Sample, opt Options) Level {
 		if !c.Ambiguous() {
 			if c.Served && !broken {
 				kneeAt = i
+			}
+			if !c.Served && !broken && kneeAt < 0 && !l.Closed {
+				l.StartsOver = true
 			}
 			broken = broken || !c.Served
 		}
@@ -767,6 +823,9 @@ func analyzeLevel(line rundir.Line, samples []Sample, opt Options) Level {
 	}
 	if marginal > 0 {
 		l.CPUPerRequest = marginal
+	}
+	if l.StartsOver {
+		l.LowLoadService = 0 // a queue's latency, not the target's service time
 	}
 	if l.LowLoadService > 0 {
 		l.CPUFraction = float64(l.CPUPerRequest) / float64(l.LowLoadService)
@@ -1102,7 +1161,9 @@ func notes(levels []Level) []string {
 		if l.OverCPUs {
 			out = append(out, fmt.Sprintf("%s: more Ps than CPUs; its figures show the CPUs' limit, and it is recommended only when no value within the CPUs was tried", l.Label))
 		}
-		if l.Knee == 0 && l.Ceiling > 0 {
+		if o := l.OfferLower(); o != "" {
+			out = append(out, o)
+		} else if l.Knee == 0 && l.Ceiling > 0 {
 			out = append(out, fmt.Sprintf("%s did not serve its lowest usable load: no knee", l.Label))
 		}
 	}

@@ -409,3 +409,59 @@ func TestQuotaLimit(t *testing.T) {
 		t.Errorf("a quota used at 76 %%: limit %q (%s)", l.Limit, l.LimitReason)
 	}
 }
+
+// The sweep: one rate, 700 req/s, already beyond the target's
+// capacity under a 1-CPU limit. Every request was answered in the end
+// (Answered 700: the queue drained after the phase), but 2xx/s was 480 while
+// the phase ran, so load's own rule (load.Tracks) says the target did not
+// keep up: the step is not served, there is no knee, no low-load service
+// time, and no GOMAXPROCS is recommended from it; the line says to offer
+// lower rates.
+func TestLadderStartingOverCapacityOffersLowerRates(t *testing.T) {
+	line := func(gmp int) Sample {
+		return Sample{GOMAXPROCS: gmp, CPULimit: 1, OfferedRate: 700, OKPerSec: 480, Answered: 700,
+			P50: 433 * ms, P99: 900 * ms, ServiceP50: 433 * ms, CPUPerRequest: 2 * ms, CPUCores: 0.96, Quota: true, QuotaUse: 0.96}
+	}
+	a, err := Analyze([]Sample{line(1), line(2)}, Options{CPUs: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range a.Levels {
+		if l.Cells[0].Served || l.Knee != 0 || !l.StartsOver {
+			t.Errorf("%s: served %v, knee %v, starts over %v; want not served, no knee, starts over", l.Label, l.Cells[0].Served, l.Knee, l.StartsOver)
+		}
+		if l.LowLoadService != 0 || l.CPUFraction != 0 || l.InService != 0 {
+			t.Errorf("%s: low-load service %v, CPU fraction %v, in service %v; want none (the 433 ms is a queue's)", l.Label, l.LowLoadService, l.CPUFraction, l.InService)
+		}
+		if o := l.OfferLower(); !strings.HasPrefix(o, "offer lower rates") || !strings.Contains(o, "700 req/s") {
+			t.Errorf("%s: OfferLower() = %q", l.Label, o)
+		}
+		if l.Ceiling != 480 {
+			t.Errorf("%s: ceiling %v, want the 480 2xx/s measured", l.Label, l.Ceiling)
+		}
+	}
+	if r := a.Recommendation; r.GOMAXPROCS != 0 || !strings.Contains(r.Reason, "offer lower rates") || strings.Contains(r.Reason, "served up to") {
+		t.Errorf("recommendation %d: %q; want none, saying offer lower rates", r.GOMAXPROCS, r.Reason)
+	}
+	if !a.Families[0].StartsOver {
+		t.Error("family not marked as starting over capacity")
+	}
+	if a.Carriers.Latency != 0 {
+		t.Errorf("carriers drawn from a queue's latency: %v", a.Carriers.Latency)
+	}
+	notes := strings.Join(a.Notes, "\n")
+	if !strings.Contains(notes, "offer lower rates") {
+		t.Errorf("notes do not say to offer lower rates:\n%s", notes)
+	}
+	// A ladder that starts within capacity is unchanged: a knee, a low-load
+	// service time, no offer-lower note.
+	ok := line(1)
+	ok.OfferedRate, ok.OKPerSec, ok.Answered, ok.P50, ok.P99, ok.ServiceP50 = 300, 299, 300, 3*ms, 5*ms, 3*ms
+	a, err = Analyze([]Sample{ok, line(1)}, Options{CPUs: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l := a.Levels[0]; l.StartsOver || l.Knee != 300 || l.LowLoadService != 3*ms || l.OfferLower() != "" {
+		t.Errorf("a ladder within capacity at its lowest rate: starts over %v, knee %v, service %v, %q", l.StartsOver, l.Knee, l.LowLoadService, l.OfferLower())
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/schedscope/schedscope/collect/load"
 	"github.com/schedscope/schedscope/internal/rundir"
 )
 
@@ -210,7 +211,7 @@ func tooTight(g limitGroup) []QuotaFinding {
 func throttled(l Level, g limitGroup) (QuotaFinding, bool) {
 	pick := -1
 	for i, c := range l.Cells {
-		carried := l.Closed || (c.Answered >= 0.99*c.OfferedRate && c.OKPerSec >= 0.95*c.OfferedRate)
+		carried := l.Closed || (c.Answered >= 0.99*c.OfferedRate && load.Tracks(c.OKPerSec, c.OfferedRate))
 		if c.Quota && c.Throttled >= throttledShare && c.FullyOffered() && carried {
 			pick = i // the highest: cells ascend
 		}
@@ -341,7 +342,9 @@ func blockingLoss(g limitGroup) []QuotaFinding {
 // advise picks the GOMAXPROCS for one limit: among the values set (auto
 // only when none was), those within 5 % of the best ceiling; of those the
 // one that served the highest load within the p99 rule (its knee), then
-// the lower p99 at that knee (by more than 10 %), then the smallest.
+// the lower p99 at that knee (by more than 10 %), then the smallest. When
+// every candidate started over capacity (Level.StartsOver) it picks none
+// and says to offer lower rates.
 func advise(g limitGroup, opt Options) LimitAdvice {
 	adv := LimitAdvice{Limit: g.limit, Family: g.family}
 	var cands []Level
@@ -354,6 +357,10 @@ func advise(g limitGroup, opt Options) LimitAdvice {
 	}
 	if len(cands) == 0 {
 		cands = g.levels
+	}
+	if allStartOver(cands) {
+		adv.Reason = offerLowerReason
+		return adv
 	}
 	best := 0.0
 	for _, l := range cands {

@@ -51,7 +51,7 @@ func derivePhases(res *load.Result, lines []rundir.MetricsLine, psBusy float64, 
 				f.AchievedPerS = float64(b.Load.OKTotal-a.Load.OKTotal) / (b.T - a.T)
 			}
 		}
-		f.Tracking = ph.OfferedRate == 0 || f.AchievedPerS >= TrackingRatio*ph.OfferedRate
+		f.Tracking = ph.OfferedRate == 0 || load.Tracks(f.AchievedPerS, ph.OfferedRate)
 		pools := map[string]*poolAcc{}
 		for _, i := range idx {
 			tp := lines[i].Target

@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/schedscope/schedscope/collect/load"
 	"github.com/schedscope/schedscope/internal/capacity"
 	"github.com/schedscope/schedscope/internal/rundir"
 	"github.com/schedscope/schedscope/internal/target"
@@ -303,7 +304,7 @@ func RenderSweep(w io.Writer, r *SweepReport, plots SweepPlots) error {
 	if p.Closed() {
 		md.f("**knee**: the most users whose throughput still grows with them (2xx/s >= 90 %% of users / (think + the mean latency at the fewest users), by Little's law, with at most 1 %% errors, every smaller count served too); **over**: not served; ")
 	} else {
-		md.f("**knee**: the highest rate still served (>= 99 %% of its requests answered 2xx and p99 within 2x the p99 at the lowest rate, every lower rate served too); **over**: not served; ")
+		md.f("**knee**: the highest rate still served (>= 99 %% of its requests answered 2xx, 2xx/s >= %.0f %% of the offered rate while the phase ran, and p99 within 2x the p99 at the lowest rate, every lower rate served too; a line whose lowest rate is not served has no knee: offer lower rates); **over**: not served; ", 100*load.TrackingRatio)
 	}
 	md.f("**gen-bound**: not served while the load generator was a material limit in every iteration (see Notes): neither the knee nor a break in the ladder, and used for the ceiling only when it still sent 99 %% of its requests. A step served while the generator lagged counts as served: its latency, measured from the intended send time, includes the lag.\n\n")
 	quota := len(p.CPULimits) > 0
@@ -346,14 +347,20 @@ func RenderSweep(w io.Writer, r *SweepReport, plots SweepPlots) error {
 	md.f("|---|---:|---:|---|---:|---:|---:|---:|---:|---:|%s\n", iff(little, "---:|", ""))
 	for _, l := range a.Levels {
 		knee := num(l.Knee)
-		if l.Knee == 0 {
+		if l.StartsOver {
+			knee = "offer lower rates"
+		} else if l.Knee == 0 {
 			knee = "none"
+		}
+		service := msf(l.LowLoadService)
+		if l.LowLoadService <= 0 {
+			service = "-"
 		}
 		ceiling := num(l.Ceiling)
 		if !l.Saturated {
 			ceiling = ">= " + ceiling
 		}
-		md.f("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |", l.Label, knee, ceiling, orDash(string(l.Limit)), msf(l.LowLoadService),
+		md.f("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |", l.Label, knee, ceiling, orDash(string(l.Limit)), service,
 			cpuf(l.CPUPerRequest), pct(l.CPUFraction), fixed(l.BusyPs, 2), fixed(l.InService, 1), num(l.CPUPrediction))
 		if little {
 			md.f(" %s |", num(l.LittlePrediction))
@@ -380,6 +387,8 @@ func RenderSweep(w io.Writer, r *SweepReport, plots SweepPlots) error {
 		md.f("Carriers needed ~ concurrency x CPU fraction. At the highest offered rate, %s req/s, with a low-load service time of %s ms, Little's law puts %.1f requests in service; each spends %s of its time on a P (%s of CPU per request), so the load needs about **%.2f Ps**",
 			num(c.Rate), msf(c.Latency), c.Concurrency, pct(c.CPUFraction), cpuf(c.CPUPerRequest), c.Needed)
 		md.f(" (the same figure as rate x CPU per request). The Ps are only the limit when this exceeds GOMAXPROCS.\n")
+	} else if c.Latency <= 0 && startsOver(a) {
+		md.f("Not estimated: no line was served at its lowest rate, so there is no low-load service time; offer lower rates.\n")
 	} else {
 		md.f("Not estimated: the target's CPU was not measured (no /proc).\n")
 	}
@@ -398,6 +407,16 @@ func RenderSweep(w io.Writer, r *SweepReport, plots SweepPlots) error {
 		return fmt.Errorf("writing report: %w", md.err)
 	}
 	return nil
+}
+
+// startsOver reports whether some line of a started over capacity.
+func startsOver(a capacity.Analysis) bool {
+	for _, l := range a.Levels {
+		if l.StartsOver {
+			return true
+		}
+	}
+	return false
 }
 
 // generatorNotes summarises the materially generator-bound steps, one line

@@ -149,3 +149,54 @@ func TestWriteSweepCPULimits(t *testing.T) {
 		t.Log(md)
 	}
 }
+
+// The sweep (cpu?us=2000 under a 1-CPU limit, GOMAXPROCS 1 and 2,
+// one rate of 700 req/s): every request answered in the end, but 480 2xx/s
+// while the phase ran, p50 433 ms. The report must not call 700 the knee,
+// quote 433 ms as a low-load service time or recommend a GOMAXPROCS from
+// it: it says to offer lower rates.
+func TestWriteSweepStartingOverCapacity(t *testing.T) {
+	plan := rundir.SweepPlan{
+		Version: rundir.SweepVersion, Fixture: "cpu?us=2000 --model goroutine", URL: "http://127.0.0.1:9/cpu?us=2000", Scenario: "cpu",
+		GOMAXPROCS: []int{1, 2}, CPULimits: []float64{1}, CgroupVersion: 1, Rates: []float64{700},
+		Iterations: 1, DurationS: 5,
+		Machine: rundir.Machine{CPUs: 2, GOOS: "linux", GOARCH: "amd64", GoVersion: "go1.26.8"},
+		Started: time.Date(2026, 12, 4, 18, 0, 0, 0, time.UTC),
+	}
+	dir := writeSweep(t, plan, plan.Steps(), func(k rundir.StepKey) rundir.SweepStep {
+		return rundir.SweepStep{StepKey: k, DurationS: 5, OK: 3500, OKPerSec: 480, AnsweredPerSec: 700, P50MS: 433, P95MS: 800, P99MS: 900, MeanMS: 450,
+			ServiceP50MS: 433, TargetCPUCores: 0.96, CPUPerRequestUS: 2000,
+			Throttle: &rundir.Throttle{Periods: 50, Throttled: 5, ThrottledS: 0.1, QuotaUse: 0.96}}
+	})
+	out := t.TempDir()
+	r, err := WriteSweep(dir, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(out, ReportFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := string(b)
+	for _, want := range []string{
+		"| limit 1 CPU, GOMAXPROCS 1 | offer lower rates | 480 |",
+		"**No recommendation.** Every line was over capacity already at its lowest rate: offer lower rates",
+		"no low-load service time; offer lower rates",
+		"- **limit 1 CPU: no recommendation.** Every line was over capacity already at its lowest rate: offer lower rates",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	for _, bad := range []string{"| **knee** |", "served up to", "| cpu-quota | 433 |", "**Recommended GOMAXPROCS", "**limit 1 CPU: GOMAXPROCS"} {
+		if strings.Contains(md, bad) {
+			t.Errorf("report says %q", bad)
+		}
+	}
+	if r.Analysis.Recommendation.GOMAXPROCS != 0 {
+		t.Errorf("recommended GOMAXPROCS %d", r.Analysis.Recommendation.GOMAXPROCS)
+	}
+	if t.Failed() {
+		t.Log(md)
+	}
+}
