@@ -153,6 +153,7 @@ func runRun(ctx context.Context, s *stdio, args []string) error {
 			return err
 		}
 	}
+	sayStartWait(s.errOut, "run", cfg.Load.StartAt, time.Now())
 	switch {
 	case repeat != nil:
 		repeat.cfg.CommandLog = cfg.CommandLog
