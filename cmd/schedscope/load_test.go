@@ -58,6 +58,9 @@ func TestLoadBadInput(t *testing.T) {
 		{[]string{"load", "--users", "2", "--think", "2h", "http://127.0.0.1:1/"}, "think 2h0m0s: at most 1h0m0s"},
 		{append(append([]string{"load"}, slices.Repeat([]string{"-H", "X: y"}, 101)...), "--rate", "10", "http://127.0.0.1:1/"), "more than 100 headers"},
 		{[]string{"load", "--rate", "10", "-H", "X: " + strings.Repeat("v", 70_000), "http://127.0.0.1:1/"}, "at most 65536 (64 KiB)"},
+		// The generator's own request id: a user's would be taken for it.
+		{[]string{"load", "--rate", "10", "-H", "Schedscope-Request: abc-1 1", "http://127.0.0.1:1/"}, "header Schedscope-Request: set by schedscope itself"},
+		{[]string{"run", "--rate", "10", "-H", "schedscope-request: abc-1 1", "http://127.0.0.1:1/"}, "header schedscope-request: set by schedscope itself"},
 	} {
 		code, _, errOut := runCLI(t, context.Background(), tc.args...)
 		if code != 2 || !strings.Contains(errOut, tc.want) || strings.Count(errOut, "\n") != 1 {
