@@ -85,7 +85,7 @@ func main() {
 // process's standard streams, with the signal handling of onSignals. It
 // returns the exit status.
 func mainWith(cmds []command, args []string) int {
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancelCause(context.Background())
 	signals := make(chan os.Signal, 2)
 	// SIGHUP (a closed terminal or SSH session) interrupts as SIGINT does:
 	// by default it would kill the process with the run half written.
@@ -101,9 +101,10 @@ func mainWith(cmds []command, args []string) int {
 // exitGrace after the first, whichever comes first: a command interrupted
 // once writes what it measured and ends; one interrupted twice ends at
 // once. It runs until the process exits.
-func onSignals(signals <-chan os.Signal, cancel context.CancelFunc, errOut io.Writer) {
+// The context's cause is an interruption naming the signal.
+func onSignals(signals <-chan os.Signal, cancel context.CancelCauseFunc, errOut io.Writer) {
 	first := <-signals
-	cancel()
+	cancel(interruption{first})
 	grace := time.NewTimer(exitGrace)
 	select {
 	case sig := <-signals:
@@ -113,6 +114,14 @@ func onSignals(signals <-chan os.Signal, cancel context.CancelFunc, errOut io.Wr
 	}
 	os.Exit(130)
 }
+
+// interruption is the cause of the commands' context when a signal ended
+// it: it is context.Canceled (errors.Is), and its text names the signal
+// ("interrupted (SIGHUP)"), for the reasons a directory records.
+type interruption struct{ sig os.Signal }
+
+func (e interruption) Error() string        { return "interrupted (" + signalName(e.sig) + ")" }
+func (e interruption) Is(target error) bool { return target == context.Canceled }
 
 // signalName is SIGINT, SIGTERM or SIGHUP.
 func signalName(sig os.Signal) string {

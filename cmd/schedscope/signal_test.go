@@ -213,7 +213,7 @@ func TestSignalEndsEveryCommand(t *testing.T) {
 			if code := c.signalAndWait(t, sig); code != 130 || !strings.Contains(c.stderr.String(), "holds what was measured") {
 				t.Errorf("exit %d, stderr %q", code, c.stderr.String())
 			}
-			interruptedRunDir(t, out, rundir.ResultsFile, rundir.MetricsFile, rundir.HLogFile)
+			interruptedRunDir(t, out, "interrupted ("+signalName(sig)+")", rundir.ResultsFile, rundir.MetricsFile, rundir.HLogFile)
 			if answers(addr) {
 				t.Errorf("the target at %s still answers after the run ended", addr)
 			}
@@ -226,10 +226,10 @@ func TestSignalEndsEveryCommand(t *testing.T) {
 		if code := c.signalAndWait(t, syscall.SIGHUP); code != 130 || !strings.Contains(c.stderr.String(), "no further run started") {
 			t.Errorf("exit %d, stderr %q", code, c.stderr.String())
 		}
-		if rep, err := rundir.ReadRepeat(out); err != nil || rep.Status != rundir.StatusInterrupted || len(rep.Runs) != 1 {
+		if rep, err := rundir.ReadRepeat(out); err != nil || rep.Status != rundir.StatusInterrupted || len(rep.Runs) != 1 || !strings.Contains(rep.Reason, "interrupted (SIGHUP)") {
 			t.Errorf("repeat.json: %v, %+v", err, rep)
 		}
-		interruptedRunDir(t, filepath.Join(out, rundir.RepeatRunDir(1)), rundir.ResultsFile, rundir.SummaryFile, rundir.HLogFile)
+		interruptedRunDir(t, filepath.Join(out, rundir.RepeatRunDir(1)), "interrupted (SIGHUP)", rundir.ResultsFile, rundir.SummaryFile, rundir.HLogFile)
 	})
 	t.Run("load --out, SIGHUP", func(t *testing.T) {
 		out := filepath.Join(t.TempDir(), "load")
@@ -238,7 +238,7 @@ func TestSignalEndsEveryCommand(t *testing.T) {
 		if code := c.signalAndWait(t, syscall.SIGHUP); code != 130 || !strings.Contains(c.stderr.String(), "holds what was measured") {
 			t.Errorf("exit %d, stderr %q", code, c.stderr.String())
 		}
-		interruptedRunDir(t, out, rundir.ResultsFile, rundir.HLogFile)
+		interruptedRunDir(t, out, "interrupted (SIGHUP)", rundir.ResultsFile, rundir.HLogFile)
 	})
 	t.Run("demo", func(t *testing.T) {
 		if testing.Short() {
@@ -294,13 +294,13 @@ func TestSignalEndsEveryCommand(t *testing.T) {
 	})
 }
 
-// interruptedRunDir checks that dir's manifest says interrupted and that
-// each of files is there and not empty.
-func interruptedRunDir(t *testing.T, dir string, files ...string) {
+// interruptedRunDir checks that dir's manifest says interrupted, with
+// reason, and that each of files is there and not empty.
+func interruptedRunDir(t *testing.T, dir, reason string, files ...string) {
 	t.Helper()
 	var m rundir.Manifest
-	if err := rundir.ReadJSON(filepath.Join(dir, rundir.ManifestFile), &m); err != nil || m.Status != rundir.StatusInterrupted {
-		t.Errorf("%s: manifest: %v, status %q", dir, err, m.Status)
+	if err := rundir.ReadJSON(filepath.Join(dir, rundir.ManifestFile), &m); err != nil || m.Status != rundir.StatusInterrupted || m.Reason != reason {
+		t.Errorf("%s: manifest: %v, status %q, reason %q; want interrupted, %q", dir, err, m.Status, m.Reason, reason)
 	}
 	for _, name := range files {
 		if fi, err := os.Stat(filepath.Join(dir, name)); err != nil || fi.Size() == 0 {
