@@ -45,14 +45,21 @@ type Options struct {
 	// known. TraceFile sets it from the file.
 	Size int64
 	// RequestTag is the tag of the generator's request ids in this run
-	// (collect/load's Config.RequestTag): requests carrying it are joined
-	// with Client.
+	// (collect/load's Config.RequestTag): only requests carrying it are
+	// joined (their intended send time taken, and Client's record); an id
+	// with another tag is left out (IDsLeftOut.ForeignTag), as any client
+	// can send one. "" (a trace without its run) joins every id.
 	RequestTag string
 	// Client is the generator's record of each request, by sequence
 	// number: with it the request anatomy splits the time before the
 	// handler into the generator's send lag and the wait in the socket,
 	// and knows the time after the handler.
 	Client map[int64]ClientRequest
+	// IntendedFrom and IntendedTo bound, in Unix ns, the intended send
+	// times of the run's requests (its load's start and the run's end): an
+	// id intended outside them is left out of the join
+	// (IDsLeftOut.OutsideWindow). Zero leaves that end open.
+	IntendedFrom, IntendedTo int64
 }
 
 func (o Options) withDefaults() Options {
@@ -70,8 +77,12 @@ func (o Options) withDefaults() Options {
 
 // ClientRequest is the load generator's record of one request.
 type ClientRequest struct {
-	SentUnixNs int64 // when it was sent
-	LatencyNs  int64 // from its intended send to its response's end; 0 unknown
+	// IntendedUnixNs is when it should have been sent, as its id says; an
+	// id of the same number with another intended time is not this
+	// request's (IDsLeftOut.NotTheRecord). 0 unknown: not compared.
+	IntendedUnixNs int64
+	SentUnixNs     int64 // when it was sent
+	LatencyNs      int64 // from its intended send to its response's end; 0 unknown
 }
 
 // ErrNotTrace is returned (wrapped) when the input is not a Go execution

@@ -250,6 +250,7 @@ type anatomyAcc struct {
 	t0      trace.Time
 	t0Set   bool
 	open    int64 // handler regions still open at the end
+	leftOut IDsLeftOut
 }
 
 // slowReq is a kept timeline.
@@ -628,7 +629,10 @@ func (a *anatomyAcc) end(g *aG, tk int32, t trace.Time, open bool) {
 	rec.total = rec.handler + pre
 	if o.logged {
 		rec.flags = o.flags
-		if o.flags&reqHasID != 0 {
+		cl, joined := a.joinID(o)
+		if !joined {
+			rec.flags &^= reqHasID | reqTagOK
+		} else {
 			rec.seq = o.seq
 			// The generator's intended send to the handler's start, both
 			// on the wall clock; what the goroutine did in it is counted
@@ -636,11 +640,9 @@ func (a *anatomyAcc) end(g *aG, tk int32, t trace.Time, open bool) {
 			// its send lag and the time the sent request waited in the
 			// socket (the network, the listen backlog, the netpoller).
 			before := max(o.startW-o.intend, 0)
-			cl, joined := a.opts.Client[o.seq]
-			joined = joined && o.flags&reqTagOK != 0
 			if before > pre {
 				rest := before - pre
-				if joined && cl.SentUnixNs > 0 {
+				if cl != nil && cl.SentUnixNs > 0 {
 					lag := min(max(cl.SentUnixNs-o.intend, 0), rest)
 					rec.cats[catLag] = float32(lag)
 					rec.cats[catSocket] = float32(rest - lag)
@@ -652,7 +654,7 @@ func (a *anatomyAcc) end(g *aG, tk int32, t trace.Time, open bool) {
 			// A request still in its handler at the trace's end spent the
 			// rest of its client latency in states the trace did not see:
 			// it keeps its observed time.
-			if joined && cl.LatencyNs > 0 && !open {
+			if cl != nil && cl.LatencyNs > 0 && !open {
 				rec.client = true
 				rec.cats[catAfter] = float32(max(cl.LatencyNs-rec.total, 0))
 				rec.total = max(cl.LatencyNs, rec.total)
@@ -663,6 +665,35 @@ func (a *anatomyAcc) end(g *aG, tk int32, t trace.Time, open bool) {
 	a.keepSlow(len(a.recs)-1, o)
 	o.inUse = false
 	a.free = append(a.free, tk)
+}
+
+// joinID judges the id request o carried. ok reports whether its
+// intended send time is taken; cl is then the generator's record of it,
+// nil when there is none. An id left out is counted in a.leftOut by why.
+func (a *anatomyAcc) joinID(o *openTask) (cl *ClientRequest, ok bool) {
+	if o.flags&reqHasID == 0 {
+		return nil, false
+	}
+	switch from, to := a.opts.IntendedFrom, a.opts.IntendedTo; {
+	case a.opts.RequestTag != "" && o.flags&reqTagOK == 0:
+		a.leftOut.ForeignTag++
+		return nil, false
+	case from != 0 && o.intend < from, to != 0 && o.intend > to:
+		a.leftOut.OutsideWindow++
+		return nil, false
+	}
+	if a.opts.RequestTag == "" {
+		return nil, true
+	}
+	c, found := a.opts.Client[o.seq]
+	if !found {
+		return nil, true
+	}
+	if c.IntendedUnixNs != 0 && c.IntendedUnixNs != o.intend {
+		a.leftOut.NotTheRecord++
+		return nil, false
+	}
+	return &c, true
 }
 
 // keepSlow keeps request rec's timeline when it is among the slowest.
@@ -735,7 +766,7 @@ func (a *anatomyAcc) finish(end trace.Time) {
 // result fills r.Requests.
 func (a *anatomyAcc) result(r *Report, end trace.Time, poolNames []string) {
 	a.finish(end)
-	rep := &RequestsReport{Requests: int64(len(a.recs)), Open: a.open, Bands: []Band{}, Slowest: []Request{}}
+	rep := &RequestsReport{Requests: int64(len(a.recs)), Open: a.open, IDsLeftOut: a.leftOut, Bands: []Band{}, Slowest: []Request{}}
 	if a.open > 0 {
 		rep.Note = fmt.Sprintf("%d requests were still in their handlers when the trace ended: they count with their time so far", a.open)
 	}

@@ -178,8 +178,9 @@ func TestAnatomyClientJoin(t *testing.T) {
 		request(context.Background(), "other-8", intended, func(context.Context) {})
 		request(context.Background(), "", time.Time{}, func(context.Context) {})
 	})
-	if r.Requests != 3 || r.Joined != 2 || r.ClientJoined != 1 {
-		t.Fatalf("requests %d joined %d client %d, want 3 2 1", r.Requests, r.Joined, r.ClientJoined)
+	// other-8 is another run's id: left out of the join, not joined.
+	if r.Requests != 3 || r.Joined != 1 || r.ClientJoined != 1 || r.IDsLeftOut != (IDsLeftOut{ForeignTag: 1}) {
+		t.Fatalf("requests %d joined %d client %d, left out %+v; want 3 1 1, one with a foreign tag", r.Requests, r.Joined, r.ClientJoined, r.IDsLeftOut)
 	}
 	rq := r.Slowest[0]
 	if rq.Seq != 7 || rq.TotalNs != int64(20*time.Millisecond) || !rq.ClientJoined {
@@ -203,6 +204,46 @@ func TestAnatomyClientJoin(t *testing.T) {
 	if before < int64(3*time.Millisecond) || after <= 0 || before+after+rq.HandlerNs != rq.TotalNs {
 		t.Errorf("before %v + handler %v + after %v, want >= 3ms + handler + > 0 = %v",
 			time.Duration(before), time.Duration(rq.HandlerNs), time.Duration(after), time.Duration(rq.TotalNs))
+	}
+}
+
+// TestAnatomyIDsLeftOut: any client can send a well-formed request id;
+// only this run's, intended within the run's window and as the
+// generator recorded it, is joined. Three forged ones with an old intended
+// time made the p99 band "16m40s or more", 100 % send lag.
+func TestAnatomyIDsLeftOut(t *testing.T) {
+	now := time.Now()
+	old := now.Add(-1000 * time.Second)
+	ns := func(t time.Time) int64 { return t.UnixNano() }
+	opts := Options{RequestTag: "run1", IntendedFrom: ns(now.Add(-time.Minute)), IntendedTo: ns(now.Add(time.Minute)),
+		Client: map[int64]ClientRequest{
+			7: {IntendedUnixNs: ns(now), SentUnixNs: ns(now), LatencyNs: int64(time.Millisecond)},
+			8: {IntendedUnixNs: ns(now), SentUnixNs: ns(now), LatencyNs: int64(time.Millisecond)},
+			9: {IntendedUnixNs: ns(now.Add(-time.Second)), SentUnixNs: ns(now), LatencyNs: int64(time.Millisecond)},
+		}}
+	r := traced(t, opts, func() {
+		noop := func(context.Context) {}
+		request(context.Background(), "run1-7", now, noop)
+		request(context.Background(), "run1-8", old, noop)                    // before the run's window
+		request(context.Background(), "run1-9", now, noop)                    // not the recorded request 9
+		request(context.Background(), "run1-10", now.Add(time.Hour), noop)    // after the window
+		request(context.Background(), "other-7", old, noop)                   // another run's (or a forger's)
+		request(context.Background(), "run1-11", now.Add(-time.Second), noop) // in the window, not recorded: joined
+		request(context.Background(), "", time.Time{}, noop)
+	})
+	want := IDsLeftOut{ForeignTag: 1, OutsideWindow: 2, NotTheRecord: 1}
+	if r.Requests != 7 || r.Joined != 2 || r.ClientJoined != 1 || r.IDsLeftOut != want || r.IDsLeftOut.Total() != 4 {
+		t.Errorf("requests %d joined %d client %d, left out %+v; want 7 2 1, %+v", r.Requests, r.Joined, r.ClientJoined, r.IDsLeftOut, want)
+	}
+	for _, rq := range r.Slowest {
+		if rq.TotalNs >= int64(100*time.Second) || rq.Seq != 0 && rq.Seq != 7 && rq.Seq != 11 {
+			t.Errorf("request %+v: a left-out id's intended time was taken", rq)
+		}
+	}
+	for _, b := range r.Bands {
+		if b.FromNs >= int64(100*time.Second) {
+			t.Errorf("band %s from %v: a left-out id's intended time was taken", b.Name, time.Duration(b.FromNs))
+		}
 	}
 }
 

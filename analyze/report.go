@@ -353,6 +353,9 @@ type RequestsReport struct {
 	// with the generator's own latency (their time after it is known too).
 	Joined       int64 `json:"joined"`
 	ClientJoined int64 `json:"client_joined"`
+	// IDsLeftOut counts the requests whose id was not joined, by why: they
+	// count with their handler's time, as requests without an id do.
+	IDsLeftOut IDsLeftOut `json:"ids_left_out"`
 	// Bands split the requests by latency: up to p50, p50-p90, p90-p99, and
 	// p99 and above.
 	Bands []Band `json:"bands"`
@@ -362,6 +365,25 @@ type RequestsReport struct {
 	// sharing a start function), busiest first.
 	Classes []ClassSplit `json:"classes"`
 }
+
+// IDsLeftOut counts, by why, the requests whose generator's request id
+// (collect/load's RequestHeader) the anatomy did not join: any client can
+// send a well-formed one, and a stale or forged intended send time would
+// otherwise be taken for time spent before the handler.
+type IDsLeftOut struct {
+	// ForeignTag: an id without this run's tag (Options.RequestTag):
+	// another client's, or an earlier run's.
+	ForeignTag int64 `json:"foreign_tag"`
+	// OutsideWindow: this run's tag, but an intended send time outside the
+	// run's window (Options.IntendedFrom, IntendedTo).
+	OutsideWindow int64 `json:"outside_window"`
+	// NotTheRecord: this run's tag and a number the generator recorded,
+	// but another intended send time than its record's.
+	NotTheRecord int64 `json:"not_the_record"`
+}
+
+// Total is the number of ids left out.
+func (l IDsLeftOut) Total() int64 { return l.ForeignTag + l.OutsideWindow + l.NotTheRecord }
 
 // Band is the requests of one latency band and where their time went.
 type Band struct {

@@ -252,6 +252,23 @@ func (f *loadFlags) parseShard(cfg *load.Config, set map[string]bool, getenv fun
 	return nil
 }
 
+// sayStartWait tells on w that command waits for --start-at's instant at
+// before it starts, and until when: a wait of up to load.MaxWait would
+// otherwise print nothing. It says nothing without a start instant or
+// once it has passed.
+func sayStartWait(w io.Writer, command string, at, now time.Time) {
+	wait := at.Sub(now)
+	if at.IsZero() || wait <= 0 {
+		return
+	}
+	if wait >= time.Second {
+		wait = wait.Round(time.Second)
+	} else {
+		wait = wait.Round(time.Millisecond)
+	}
+	fmt.Fprintf(w, "schedscope %s: waiting until %s UTC (in %v) to start (--start-at)\n", command, at.UTC().Format("15:04:05.000"), wait)
+}
+
 func runLoad(ctx context.Context, s *stdio, args []string) error {
 	fs, f := newLoadFlagSet(s.out)
 	outDir := fs.String("out", "", "write a results directory (manifest.json, results.json, load.hlog) instead of --json and --hdr-log: what a shard leaves for 'schedscope merge'")
@@ -262,6 +279,7 @@ func runLoad(ctx context.Context, s *stdio, args []string) error {
 	if f.shardSource != "" {
 		fmt.Fprintf(s.errOut, "schedscope load: shard %s from %s\n", cfg.Shard, f.shardSource)
 	}
+	sayStartWait(s.errOut, "load", cfg.StartAt, time.Now())
 	if *outDir != "" {
 		if f.jsonOut != "" || f.hdrLog != "" {
 			return usageErr("--out writes results.json and load.hlog into its directory: give --json and --hdr-log only without it")

@@ -58,6 +58,9 @@ func TestLoadBadInput(t *testing.T) {
 		{[]string{"load", "--users", "2", "--think", "2h", "http://127.0.0.1:1/"}, "think 2h0m0s: at most 1h0m0s"},
 		{append(append([]string{"load"}, slices.Repeat([]string{"-H", "X: y"}, 101)...), "--rate", "10", "http://127.0.0.1:1/"), "more than 100 headers"},
 		{[]string{"load", "--rate", "10", "-H", "X: " + strings.Repeat("v", 70_000), "http://127.0.0.1:1/"}, "at most 65536 (64 KiB)"},
+		// The generator's own request id: a user's would be taken for it.
+		{[]string{"load", "--rate", "10", "-H", "Schedscope-Request: abc-1 1", "http://127.0.0.1:1/"}, "header Schedscope-Request: set by schedscope itself"},
+		{[]string{"run", "--rate", "10", "-H", "schedscope-request: abc-1 1", "http://127.0.0.1:1/"}, "header schedscope-request: set by schedscope itself"},
 	} {
 		code, _, errOut := runCLI(t, context.Background(), tc.args...)
 		if code != 2 || !strings.Contains(errOut, tc.want) || strings.Count(errOut, "\n") != 1 {
@@ -214,5 +217,47 @@ func TestLoadOutputsCheckedFirst(t *testing.T) {
 	code, _, errOut = runCLI(t, context.Background(), "load", "--rate", "50", "--duration", "200ms", srv.URL, "--hdr-log", os.DevNull)
 	if code != 0 {
 		t.Errorf("--hdr-log /dev/null: exit %d, stderr %q", code, errOut)
+	}
+}
+
+// TestStartAtWait: a load that waits for --start-at says so on stderr, and
+// until when; interrupted during the wait, it keeps its directory with an
+// elapsed time of 0 (it reported the time left as a negative one), and
+// sayStartWait says nothing without a wait.
+func TestStartAtWait(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer srv.Close()
+	at := time.Now().Add(10 * time.Minute).UTC()
+	out := filepath.Join(t.TempDir(), "load")
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	code, _, errOut := runCLI(t, ctx, "load", "--rate", "10", "--duration", "1s", "--start-at", at.Format(time.RFC3339Nano), "--out", out, srv.URL)
+	want := "schedscope load: waiting until " + at.Format("15:04:05.000") + " UTC (in "
+	if code != 130 || !strings.Contains(errOut, want) || !regexp.MustCompile(`\(in (9m59|10m0)s\) to start \(--start-at\)\n`).MatchString(errOut) {
+		t.Errorf("exit %d, stderr %q; want exit 130 and %q...", code, errOut, want)
+	}
+	var res struct {
+		ElapsedS    *float64 `json:"elapsed_s"`
+		Interrupted bool     `json:"interrupted"`
+	}
+	b, err := os.ReadFile(filepath.Join(out, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &res); err != nil || res.ElapsedS == nil || *res.ElapsedS != 0 || !res.Interrupted {
+		t.Errorf("results.json: %v, %s", err, b)
+	}
+	now := time.Now()
+	for _, at := range []time.Time{{}, now, now.Add(-time.Second)} {
+		var b bytes.Buffer
+		sayStartWait(&b, "load", at, now)
+		if b.Len() != 0 {
+			t.Errorf("sayStartWait(%v): %q, want nothing", at, b.String())
+		}
+	}
+	var b2 bytes.Buffer
+	sayStartWait(&b2, "run", time.Date(2026, 12, 4, 19, 18, 50, 123e6, time.UTC), time.Date(2026, 12, 4, 18, 19, 14, 0, time.UTC))
+	if got, want := b2.String(), "schedscope run: waiting until 19:18:50.123 UTC (in 59m36s) to start (--start-at)\n"; got != want {
+		t.Errorf("sayStartWait: %q, want %q", got, want)
 	}
 }

@@ -62,8 +62,9 @@ func createLoadDir(dir string, cfg load.Config, args []string) (*loadDir, error)
 }
 
 // finish writes results.json, closes the log and marks the manifest
-// complete or interrupted; res nil is a run that failed before it began.
-func (d *loadDir) finish(res *load.Result, runErr error) error {
+// complete or interrupted (why ctx ended: describeStop); res nil is a run
+// that failed before it began.
+func (d *loadDir) finish(ctx context.Context, res *load.Result, runErr error) error {
 	var errs []error
 	keep := func(err error) {
 		if err != nil {
@@ -86,7 +87,7 @@ func (d *loadDir) finish(res *load.Result, runErr error) error {
 		case runErr != nil:
 			m.Status, m.Reason = rundir.StatusInterrupted, runErr.Error()
 		case res.Interrupted:
-			m.Status, m.Reason = rundir.StatusInterrupted, "interrupted (Ctrl-C or SIGTERM)"
+			m.Status, m.Reason = rundir.StatusInterrupted, describeStop(ctx)
 		}
 		if res != nil {
 			m.LoadStart = res.Start
@@ -125,13 +126,13 @@ func runLoadDir(ctx context.Context, s *stdio, cfg load.Config, dir string, args
 		m := promload.New(id)
 		cfg.Progress, cfg.Interval = chain(cfg.Progress, m.Progress), chain(cfg.Interval, m.Interval)
 		if ps, err = startPrometheus(promAddr, m, s.errOut); err != nil {
-			return errors.Join(err, d.finish(nil, err))
+			return errors.Join(err, d.finish(ctx, nil, err))
 		}
 	}
 	res, err := load.Run(ctx, cfg)
 	status.clear()
 	defer ps.stop(ctx, time.Now()) // after the table: the figures' last scrape
-	if ferr := d.finish(res, err); ferr != nil || err != nil {
+	if ferr := d.finish(ctx, res, err); ferr != nil || err != nil {
 		return errors.Join(err, ferr)
 	}
 	if err := load.Table(s.out, res); err != nil {

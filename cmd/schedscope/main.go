@@ -76,8 +76,8 @@ func withCode(code int, err error) error {
 	return &exitError{code: code, err: err}
 }
 
-// exitGrace is how long a command may still run after the first SIGINT or
-// SIGTERM before the process exits regardless. Every command ends well
+// exitGrace is how long a command may still run after the first SIGINT,
+// SIGTERM or SIGHUP before the process exits regardless. Every command ends well
 // within a second of the signal on its own (what was measured is written,
 // slow steps after it are cut or skipped); this catches one that does not.
 const exitGrace = 2 * time.Second
@@ -90,23 +90,26 @@ func main() {
 // process's standard streams, with the signal handling of onSignals. It
 // returns the exit status.
 func mainWith(cmds []command, args []string) int {
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancelCause(context.Background())
 	signals := make(chan os.Signal, 2)
-	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
+	// SIGHUP (a closed terminal or SSH session) interrupts as SIGINT does:
+	// by default it would kill the process with the run half written.
+	signal.Notify(signals, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	go onSignals(signals, cancel, os.Stderr)
 	code := dispatch(ctx, &stdio{in: os.Stdin, out: os.Stdout, errOut: os.Stderr}, cmds, args)
 	signal.Stop(signals)
 	return code
 }
 
-// onSignals cancels the commands' context at the first SIGINT or SIGTERM,
-// and exits the process with status 130 at the second, or exitGrace after
-// the first, whichever comes first: a command interrupted once writes what
-// it measured and ends; one interrupted twice ends at once. It runs until
-// the process exits.
-func onSignals(signals <-chan os.Signal, cancel context.CancelFunc, errOut io.Writer) {
+// onSignals cancels the commands' context at the first SIGINT, SIGTERM or
+// SIGHUP, and exits the process with status 130 at the second, or
+// exitGrace after the first, whichever comes first: a command interrupted
+// once writes what it measured and ends; one interrupted twice ends at
+// once. It runs until the process exits.
+// The context's cause is an interruption naming the signal.
+func onSignals(signals <-chan os.Signal, cancel context.CancelCauseFunc, errOut io.Writer) {
 	first := <-signals
-	cancel()
+	cancel(interruption{first})
 	grace := time.NewTimer(exitGrace)
 	select {
 	case sig := <-signals:
@@ -117,13 +120,23 @@ func onSignals(signals <-chan os.Signal, cancel context.CancelFunc, errOut io.Wr
 	os.Exit(130)
 }
 
-// signalName is SIGINT or SIGTERM.
+// interruption is the cause of the commands' context when a signal ended
+// it: it is context.Canceled (errors.Is), and its text names the signal
+// ("interrupted (SIGHUP)"), for the reasons a directory records.
+type interruption struct{ sig os.Signal }
+
+func (e interruption) Error() string        { return "interrupted (" + signalName(e.sig) + ")" }
+func (e interruption) Is(target error) bool { return target == context.Canceled }
+
+// signalName is SIGINT, SIGTERM or SIGHUP.
 func signalName(sig os.Signal) string {
-	if sig == os.Interrupt {
+	switch sig {
+	case os.Interrupt:
 		return "SIGINT"
-	}
-	if sig == syscall.SIGTERM {
+	case syscall.SIGTERM:
 		return "SIGTERM"
+	case syscall.SIGHUP:
+		return "SIGHUP"
 	}
 	return sig.String()
 }

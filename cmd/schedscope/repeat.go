@@ -214,6 +214,8 @@ func pauseWithin(ctx context.Context, d time.Duration) bool {
 // describeStop says why ctx ended, in a run manifest's words.
 func describeStop(ctx context.Context) string {
 	switch cause := context.Cause(ctx); {
+	case errors.Is(cause, context.Canceled) && cause != context.Canceled:
+		return cause.Error() // a signal's: "interrupted (SIGHUP)"
 	case errors.Is(cause, context.Canceled):
 		return "interrupted (Ctrl-C or SIGTERM)"
 	case errors.Is(cause, context.DeadlineExceeded):

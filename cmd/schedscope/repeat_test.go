@@ -297,7 +297,7 @@ func TestRunRepeatInterruptedDuringRun(t *testing.T) {
 	case <-time.After(exitBound):
 		t.Fatalf("still running %v after the cancellation", exitBound)
 	}
-	if r.code != 130 || !strings.Contains(r.errOut, "run 2/2: interrupted (interrupted (Ctrl-C or SIGTERM)): "+filepath.Join(out, "run-02")+" holds what was measured until then; no further run started") ||
+	if r.code != 130 || !strings.Contains(r.errOut, "run 2/2: interrupted (Ctrl-C or SIGTERM): "+filepath.Join(out, "run-02")+" holds what was measured until then; no further run started") ||
 		strings.Count(r.errOut, "\n") != 1 {
 		t.Errorf("exit %d, stderr %q", r.code, r.errOut)
 	}

@@ -175,6 +175,7 @@ func runRun(ctx context.Context, s *stdio, args []string) error {
 			return err
 		}
 	}
+	sayStartWait(s.errOut, "run", cfg.Load.StartAt, time.Now())
 	switch {
 	case repeat != nil:
 		repeat.cfg.CommandLog = cfg.CommandLog
@@ -273,7 +274,11 @@ func runExit(out *collect.Outcome, cut bool, err error) error {
 		finish = fmt.Sprintf("; its analysis was not derived: run 'schedscope analyze --rederive %s'", out.Dir)
 	}
 	if out.Manifest.Status == rundir.StatusInterrupted {
-		return withCode(130, fmt.Errorf("interrupted (%s): %s holds what was measured until then%s", out.Manifest.Reason, out.Dir, finish))
+		why := out.Manifest.Reason // "interrupted (SIGHUP)", or "the target stopped answering"...
+		if !strings.HasPrefix(why, "interrupted") {
+			why = "interrupted (" + why + ")"
+		}
+		return withCode(130, fmt.Errorf("%s: %s holds what was measured until then%s", why, out.Dir, finish))
 	}
 	if cut {
 		return withCode(130, fmt.Errorf("interrupted while deriving the analysis: %s holds the whole run%s", out.Dir, finish))

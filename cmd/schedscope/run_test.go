@@ -84,11 +84,16 @@ func TestRunExit(t *testing.T) {
 		want string
 	}{
 		{out(rundir.StatusComplete), false, 0, ""},
-		{out(rundir.StatusInterrupted), false, 130, "interrupted (interrupted (Ctrl-C or SIGTERM)): d holds what was measured until then"},
+		{out(rundir.StatusInterrupted), false, 130, "interrupted (Ctrl-C or SIGTERM): d holds what was measured until then"},
+		{&collect.Outcome{Dir: "d", Manifest: rundir.Manifest{Status: rundir.StatusInterrupted, Reason: "the target stopped answering"}}, false, 130,
+			"interrupted (the target stopped answering): d holds what was measured until then"},
 		{out(rundir.StatusInterrupted), true, 130, "d holds what was measured until then; its analysis was not derived: run 'schedscope analyze --rederive d'"},
 		{out(rundir.StatusComplete), true, 130, "interrupted while deriving the analysis: d holds the whole run; its analysis was not derived: run 'schedscope analyze --rederive d'"},
 	} {
 		err := runExit(tc.out, tc.cut, nil)
+		if tc.code == 130 && err != nil && strings.Contains(err.Error(), "interrupted (interrupted") {
+			t.Errorf("%s cut %v: %v: the reason is repeated", tc.out.Manifest.Status, tc.cut, err)
+		}
 		var ee *exitError
 		switch {
 		case tc.code == 0 && err != nil:

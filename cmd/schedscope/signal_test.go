@@ -199,28 +199,46 @@ func TestSignalEndsEveryCommand(t *testing.T) {
 			}
 		})
 	}
-	t.Run("run --cmd", func(t *testing.T) {
-		addr := freeAddr(t)
-		out := filepath.Join(t.TempDir(), "run")
-		exe, _ := os.Executable()
-		c := startCLI(t, nil, "run", "--no-tui", "--rate", "50", "--duration", "60s", "--poll", "250ms",
-			"--cmd", exe+" fixture --addr "+addr, "--out", out, "http://"+addr+"/sleep?ms=5")
-		c.waitFor(t, `\n +[1-9][0-9.]*s \[`) // a progress line past the first second
-		if code := c.signalAndWait(t, syscall.SIGINT); code != 130 || !strings.Contains(c.stderr.String(), "holds what was measured") {
+	// SIGHUP (a closed terminal or SSH session) interrupts as SIGINT does:
+	// it used to kill the process (exit 129) with the directory still
+	// "running" and the run's results unwritten.
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGHUP} {
+		t.Run("run --cmd, "+sig.String(), func(t *testing.T) {
+			addr := freeAddr(t)
+			out := filepath.Join(t.TempDir(), "run")
+			exe, _ := os.Executable()
+			c := startCLI(t, nil, "run", "--no-tui", "--rate", "50", "--duration", "60s", "--poll", "250ms",
+				"--cmd", exe+" fixture --addr "+addr, "--out", out, "http://"+addr+"/sleep?ms=5")
+			c.waitFor(t, `\n +[1-9][0-9.]*s \[`) // a progress line past the first second
+			if code := c.signalAndWait(t, sig); code != 130 || !strings.Contains(c.stderr.String(), "holds what was measured") {
+				t.Errorf("exit %d, stderr %q", code, c.stderr.String())
+			}
+			interruptedRunDir(t, out, "interrupted ("+signalName(sig)+")", rundir.ResultsFile, rundir.MetricsFile, rundir.HLogFile)
+			if answers(addr) {
+				t.Errorf("the target at %s still answers after the run ended", addr)
+			}
+		})
+	}
+	t.Run("run --repeat, SIGHUP", func(t *testing.T) {
+		out := filepath.Join(t.TempDir(), "repeat")
+		c := startCLI(t, nil, "run", "--repeat", "2", "--rate", "50", "--duration", "60s", "--poll", "250ms", "--out", out, srv.URL)
+		c.waitFor(t, `run 1/2 +[1-9][0-9.]*s \[`)
+		if code := c.signalAndWait(t, syscall.SIGHUP); code != 130 || !strings.Contains(c.stderr.String(), "no further run started") {
 			t.Errorf("exit %d, stderr %q", code, c.stderr.String())
 		}
-		var m rundir.Manifest
-		if err := rundir.ReadJSON(filepath.Join(out, rundir.ManifestFile), &m); err != nil || m.Status != rundir.StatusInterrupted {
-			t.Errorf("manifest: %v, status %q", err, m.Status)
+		if rep, err := rundir.ReadRepeat(out); err != nil || rep.Status != rundir.StatusInterrupted || len(rep.Runs) != 1 || !strings.Contains(rep.Reason, "interrupted (SIGHUP)") {
+			t.Errorf("repeat.json: %v, %+v", err, rep)
 		}
-		for _, name := range []string{rundir.ResultsFile, rundir.MetricsFile, rundir.HLogFile} {
-			if fi, err := os.Stat(filepath.Join(out, name)); err != nil || fi.Size() == 0 {
-				t.Errorf("%s: %v", name, err)
-			}
+		interruptedRunDir(t, filepath.Join(out, rundir.RepeatRunDir(1)), "interrupted (SIGHUP)", rundir.ResultsFile, rundir.SummaryFile, rundir.HLogFile)
+	})
+	t.Run("load --out, SIGHUP", func(t *testing.T) {
+		out := filepath.Join(t.TempDir(), "load")
+		c := startCLI(t, nil, "load", "--rate", "50", "--duration", "60s", "--out", out, srv.URL)
+		time.Sleep(time.Second)
+		if code := c.signalAndWait(t, syscall.SIGHUP); code != 130 || !strings.Contains(c.stderr.String(), "holds what was measured") {
+			t.Errorf("exit %d, stderr %q", code, c.stderr.String())
 		}
-		if answers(addr) {
-			t.Errorf("the target at %s still answers after the run ended", addr)
-		}
+		interruptedRunDir(t, out, "interrupted (SIGHUP)", rundir.ResultsFile, rundir.HLogFile)
 	})
 	t.Run("demo", func(t *testing.T) {
 		if testing.Short() {
@@ -274,6 +292,21 @@ func TestSignalEndsEveryCommand(t *testing.T) {
 			t.Errorf("exit %d after %v, stderr %q", code, took, c.stderr.String())
 		}
 	})
+}
+
+// interruptedRunDir checks that dir's manifest says interrupted, with
+// reason, and that each of files is there and not empty.
+func interruptedRunDir(t *testing.T, dir, reason string, files ...string) {
+	t.Helper()
+	var m rundir.Manifest
+	if err := rundir.ReadJSON(filepath.Join(dir, rundir.ManifestFile), &m); err != nil || m.Status != rundir.StatusInterrupted || m.Reason != reason {
+		t.Errorf("%s: manifest: %v, status %q, reason %q; want interrupted, %q", dir, err, m.Status, m.Reason, reason)
+	}
+	for _, name := range files {
+		if fi, err := os.Stat(filepath.Join(dir, name)); err != nil || fi.Size() == 0 {
+			t.Errorf("%s: %s: %v", dir, name, err)
+		}
+	}
 }
 
 // A run or sweep killed with SIGKILL, which gives it no chance to stop its

@@ -109,6 +109,7 @@ type Config struct {
 	// Header holds extra request headers, sent on every request in the
 	// order given. Host overrides the URL's host; Content-Length is computed.
 	// At most MaxHeaders, and MaxRequestHead bytes with the request line.
+	// A RequestHeader among them is refused: the generator sets it.
 	Header []Header
 	// Body is sent with every request (Content-Length set); nil sends none.
 	// At most MaxBody bytes.
@@ -322,6 +323,9 @@ func (c Config) withDefaults() (Config, error) {
 	for _, h := range c.Header {
 		if h.Name == "" || strings.ContainsAny(h.Name, " \t\r\n:") || strings.ContainsAny(h.Value, "\r\n") {
 			return c, fmt.Errorf("header %q: malformed", h.Name)
+		}
+		if strings.EqualFold(h.Name, RequestHeader) {
+			return c, fmt.Errorf("header %s: set by schedscope itself (each request's id and intended send time, with the run's tag); remove it", h.Name)
 		}
 		head += len(h.Name) + len(h.Value) + len(": \r\n")
 	}

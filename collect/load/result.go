@@ -53,7 +53,8 @@ type Result struct {
 	GOMAXPROCS int       `json:"gomaxprocs"`
 	NumCPU     int       `json:"num_cpu"`
 	Start      time.Time `json:"start"` // the load's clock: every offset is from here
-	// ElapsedS is the run's wall time in seconds.
+	// ElapsedS is the run's wall time in seconds, from Start; 0 for a run
+	// interrupted before Start (while waiting for Config.StartAt).
 	ElapsedS float64 `json:"elapsed_s"`
 	// Interrupted is true when the context was cancelled before the plan ended.
 	Interrupted bool `json:"interrupted"`

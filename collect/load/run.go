@@ -732,7 +732,7 @@ func (r *runner) result() *Result {
 		GOMAXPROCS:        runtime.GOMAXPROCS(0),
 		NumCPU:            runtime.NumCPU(),
 		Start:             r.start,
-		ElapsedS:          time.Since(r.start).Seconds(),
+		ElapsedS:          max(time.Since(r.start), 0).Seconds(), // 0 when interrupted while waiting for StartAt
 		Interrupted:       r.ctx.Err() != nil,
 		CPUIncludesTarget: c.CPUIncludesTarget,
 		RequestTag:        c.RequestTag,

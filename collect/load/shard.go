@@ -221,6 +221,7 @@ type ShardRun struct {
 	// StartLateMS is how long after StartAt, by this host's clock, the
 	// shard's first phase began: what a shard itself can know of the start
 	// skew. Across hosts, each clock's own error adds to it (Clock).
+	// 0 when the run was interrupted before it began.
 	StartLateMS float64 `json:"start_late_ms"`
 	// Clock is this host's clock discipline at the start.
 	Clock ClockSync `json:"clock"`
@@ -306,8 +307,9 @@ func (r *runner) startClock() {
 	now = time.Now()
 	r.start = now.Add(r.cfg.StartAt.Sub(now)) // keeps now's monotonic reading
 	r.startUnix = r.cfg.StartAt.UnixNano()
-	r.sleepUntil(0, true)
-	r.startLate = r.nowNS()
+	if r.sleepUntil(0, true) {
+		r.startLate = r.nowNS()
+	} // else interrupted while waiting: it never started, and is not late
 }
 
 // phaseStart is when phase p begins on the run's clock. A shard's phase

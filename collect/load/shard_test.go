@@ -541,3 +541,20 @@ func FuzzReadHLog(f *testing.F) {
 		}
 	})
 }
+
+// TestInterruptedBeforeStartAt: a run interrupted while it waits for its
+// shared start has run for no time and was not late; it reported the time
+// still left as a negative elapsed time (elapsed_s: -3536.4).
+func TestInterruptedBeforeStartAt(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	res, err := Run(ctx, Config{URL: srv.URL, Rate: 10, Duration: time.Second, StartAt: time.Now().Add(10 * time.Minute)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Interrupted || res.ElapsedS != 0 || len(res.Phases) != 0 || res.Shard == nil || res.Shard.StartLateMS != 0 {
+		t.Errorf("interrupted %v, elapsed %v s, %d phases, shard %+v; want interrupted, 0 s, no phase, 0 ms late", res.Interrupted, res.ElapsedS, len(res.Phases), res.Shard)
+	}
+}

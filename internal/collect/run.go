@@ -602,7 +602,7 @@ func requestWindow(tr *rundir.TraceCapture, origin time.Time, timeout time.Durat
 // endStatus is how a run ended: complete, or interrupted and why.
 func endStatus(cause error, res *load.Result, loadErr error) (status, reason string) {
 	status = rundir.StatusComplete
-	if cause != nil && (res == nil || res.Interrupted || cause != context.Canceled) {
+	if cause != nil && (res == nil || res.Interrupted || !errors.Is(cause, context.Canceled)) {
 		status, reason = rundir.StatusInterrupted, describeCause(cause)
 	} else if res != nil && res.Interrupted {
 		status, reason = rundir.StatusInterrupted, "interrupted"
@@ -622,6 +622,8 @@ func describeCause(cause error) string {
 		return "stopped before the end of the plan"
 	case errors.Is(cause, errTargetGone):
 		return cause.Error()
+	case errors.Is(cause, context.Canceled) && cause != context.Canceled:
+		return cause.Error() // the caller's, naming the signal: "interrupted (SIGHUP)"
 	case errors.Is(cause, context.Canceled):
 		return "interrupted (Ctrl-C or SIGTERM)"
 	case errors.Is(cause, context.DeadlineExceeded):

@@ -137,7 +137,7 @@ func analyzeTrace(ctx context.Context, run *rundir.Run, an *rundir.Analysis) []r
 	if t := run.Manifest.Trace; t != nil {
 		an.TraceCapture, an.TraceReason, an.TraceStartS, an.TraceEndS = string(t.Mode), t.Reason, t.StartS, t.EndS
 	}
-	rep, err := analyzeRunTrace(ctx, run.Dir)
+	rep, err := analyzeRunTrace(ctx, run.Dir, run.Manifest)
 	if errors.Is(err, fs.ErrNotExist) {
 		an.TraceError = "no trace captured"
 		return nil
@@ -165,7 +165,9 @@ func analyzeTrace(ctx context.Context, run *rundir.Run, an *rundir.Analysis) []r
 // analyzeRunTrace analyzes dir's trace.out, naming it by its name in the
 // directory (in the report's Source and in errors), so the analysis does
 // not depend on where the directory lies: a copy derives the same bytes.
-func analyzeRunTrace(ctx context.Context, dir string) (*analyze.Report, error) {
+// The request ids joined are those with the run's tag, intended within
+// the run (m's load start to its end), as the generator recorded them.
+func analyzeRunTrace(ctx context.Context, dir string, m rundir.Manifest) (*analyze.Report, error) {
 	f, err := regular.Open(filepath.Join(dir, rundir.TraceFile))
 	if err != nil {
 		return nil, err
@@ -181,11 +183,17 @@ func analyzeRunTrace(ctx context.Context, dir string) (*analyze.Report, error) {
 		opts.RequestTag = log.Tag
 		opts.Client = make(map[int64]analyze.ClientRequest, len(log.Requests))
 		for _, rq := range log.Requests {
-			cr := analyze.ClientRequest{SentUnixNs: rq.SentUnixNs}
+			cr := analyze.ClientRequest{IntendedUnixNs: rq.IntendedUnixNs, SentUnixNs: rq.SentUnixNs}
 			if rq.Outcome == load.OutcomeOK || rq.Outcome == load.OutcomeStatus {
 				cr.LatencyNs = rq.LatencyNs
 			}
 			opts.Client[int64(rq.Seq)] = cr
+		}
+		if !m.LoadStart.IsZero() {
+			opts.IntendedFrom = m.LoadStart.UnixNano()
+		}
+		if !m.End.IsZero() {
+			opts.IntendedTo = m.End.UnixNano()
 		}
 	}
 	rep, err := analyze.Trace(ctx, f, opts)

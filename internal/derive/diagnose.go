@@ -644,6 +644,24 @@ func writeDiagnosis(w func(format string, args ...any), d *rundir.Diagnosis) {
 	w("\n")
 }
 
+// leftOutText says why the ids of l were left out, the kinds there are.
+func leftOutText(l analyze.IDsLeftOut) string {
+	var parts []string
+	for _, k := range []struct {
+		n    int64
+		what string
+	}{
+		{l.ForeignTag, "without this run's tag"},
+		{l.OutsideWindow, "intended outside the run"},
+		{l.NotTheRecord, "not as the generator recorded them"},
+	} {
+		if k.n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", k.n, k.what))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
 // anatomyTop is how many states a split line names.
 const anatomyTop = 5
 
@@ -657,6 +675,9 @@ func writeAnatomy(w func(format string, args ...any), r *analyze.RequestsReport)
 		}
 		if r.Joined > 0 {
 			w("; %d joined with the generator's ids", r.Joined)
+		}
+		if l := r.IDsLeftOut; l.Total() > 0 {
+			w("; %d ids left out of the join, counted with their handler's time: %s", l.Total(), leftOutText(l))
 		}
 		w(")\n")
 		for _, b := range r.Bands {

@@ -15,9 +15,15 @@
 //     `--flag=value`, `--flag value` and `NAME=value` forms;
 //   - the password of a URL's or DSN's user information
 //     (postgres://user:pass@host, http://user:pass@host);
-//   - the value of a credential header (Authorization, Proxy-Authorization,
-//     Cookie, Set-Cookie, X-Api-Key, and any header whose name is a secret's
-//     name by the rule above), given to -H or found in text.
+//   - the value of every request header given to -H (Args, HeaderLine,
+//     Header) except the headers known to be harmless (Accept,
+//     Accept-Encoding, Content-Type, User-Agent and the like: see
+//     Harmless), since a header's name rarely says it holds a credential
+//     (X-Session-Id, Ocp-Apim-Subscription-Key); a credential header's
+//     authorization scheme is kept ("Bearer REDACTED");
+//   - in free text, the value of a credential header line (Authorization,
+//     Proxy-Authorization, Cookie, Set-Cookie, X-Api-Key, and any header
+//     whose name has a dash and is a secret's name by the rule above).
 //
 // Redaction errs on the side of hiding: a flag that merely looks like a
 // secret's loses its value too. Every function is idempotent, safe for
@@ -90,18 +96,44 @@ func isLetter(b byte) bool { return b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z'
 // curl's and schedscope load's -H do.
 func headerFlag(name string) bool { return name == "H" || name == "header" }
 
-// Header returns a request header's value with the credential in it
-// replaced by Marker when name is a credential header (see the package
-// documentation); an authorization scheme is kept ("Bearer REDACTED").
-// Any other header's value goes through Text.
+// Header returns a request header's value as a record may keep it: the
+// value of a Harmless header through Text, every other value replaced by
+// Marker. A credential header's authorization scheme is kept ("Bearer
+// REDACTED"); another header's value is Marker whole, as its first word
+// may be the secret.
 func Header(name, value string) string {
-	if !secretName(name) {
+	if Harmless(name) {
 		return Text(value)
+	}
+	if !secretName(name) {
+		return Marker
 	}
 	if scheme, _, ok := strings.Cut(strings.TrimSpace(value), " "); ok && isScheme(scheme) {
 		return scheme + " " + Marker
 	}
 	return Marker
+}
+
+// Harmless reports whether a request header, by its name (any case), is
+// one whose value describes the request or the client rather than
+// identifying or authorising anyone, so that Header keeps it: content
+// negotiation (Accept, Accept-Charset, Accept-Encoding, Accept-Language),
+// the body (Content-Type, Content-Encoding, Content-Language,
+// Content-Length), caching and conditions (Cache-Control, Pragma,
+// If-Match, If-None-Match, If-Modified-Since, If-Unmodified-Since, Range),
+// the connection (Connection, Keep-Alive, TE, Upgrade, Expect, Host,
+// Priority), and User-Agent, Referer (its URL through Text), Origin, DNT.
+// Every other header's value is redacted.
+func Harmless(name string) bool {
+	switch strings.ToLower(strings.TrimSpace(name)) {
+	case "accept", "accept-charset", "accept-encoding", "accept-language",
+		"content-type", "content-encoding", "content-language", "content-length",
+		"cache-control", "pragma", "if-match", "if-none-match", "if-modified-since", "if-unmodified-since", "range",
+		"connection", "keep-alive", "te", "upgrade", "expect", "host", "priority",
+		"user-agent", "referer", "origin", "dnt":
+		return true
+	}
+	return false
 }
 
 // isScheme reports whether s is an authorization scheme's name (Bearer,

@@ -38,6 +38,8 @@ func TestArgs(t *testing.T) {
 		{"after --", []string{"--", "--token", "s3cret"}, []string{"--", "--token", Marker}},
 		{"secret flag last", []string{"--rate", "5", "--token"}, []string{"--rate", "5", "--token"}},
 		{"max tokens is a count", []string{"--max-tokens", "100"}, []string{"--max-tokens", "100"}},
+		{"headers not known to be harmless", []string{"-H", "X-Session-Id: sess-123", "-H", "Authentication: abc", "--header=Ocp-Apim-Subscription-Key: k", "-H", "User-Agent: probe/1"},
+			[]string{"-H", "X-Session-Id: " + Marker, "-H", "Authentication: " + Marker, "--header=Ocp-Apim-Subscription-Key: " + Marker, "-H", "User-Agent: probe/1"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := Args(tc.in)
@@ -104,6 +106,16 @@ func TestHeader(t *testing.T) {
 		{"Accept", "text/plain", "text/plain"},
 		{"Referer", "http://u:p@host/", "http://u:" + Marker + "@host/"},
 		{"Authorization", "Bearer " + Marker, "Bearer " + Marker},
+		// Names that do not say they hold a credential (the probe's three):
+		// only a header known to be harmless keeps its value.
+		{"X-Session-Id", "sess-123", Marker},
+		{"Authentication", "Bearer abc", Marker},
+		{"Ocp-Apim-Subscription-Key", "0123abcd", Marker},
+		{"X-Custom", "first-word secret", Marker},
+		{"X-Session-Id", Marker, Marker},
+		{"Accept-Encoding", "gzip, br", "gzip, br"},
+		{"user-agent", "schedscope/1 (probe)", "schedscope/1 (probe)"},
+		{"Content-Type", "application/json", "application/json"},
 	} {
 		if got := Header(tc.name, tc.value); got != tc.want {
 			t.Errorf("Header(%q, %q) = %q, want %q", tc.name, tc.value, got, tc.want)

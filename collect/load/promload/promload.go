@@ -18,7 +18,10 @@ package promload
 
 import (
 	"math"
+	"strings"
 	"sync"
+	"unicode"
+	"unicode/utf8"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/prometheus/client_golang/prometheus"
@@ -65,9 +68,10 @@ type Metrics struct {
 
 var _ prometheus.Collector = (*Metrics)(nil)
 
-// New returns an empty Metrics whose series carry the label run_id=runID.
+// New returns an empty Metrics whose series carry the label run_id=runID,
+// as LabelValue makes it valid.
 func New(runID string) *Metrics {
-	labels := prometheus.Labels{"run_id": runID}
+	labels := prometheus.Labels{"run_id": LabelValue(runID)}
 	hist := func(name, help string) prometheus.Histogram {
 		return prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name: "schedscope_load_" + name, Help: help, ConstLabels: labels,
@@ -176,8 +180,39 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 			gauge(m.achieved, last.OKPerS)
 		}
 		gauge(m.inFlight, float64(last.InFlight))
-		gauge(m.phaseInf, 1, last.Name, string(last.Kind))
+		gauge(m.phaseInf, 1, LabelValue(last.Name), LabelValue(string(last.Kind)))
 	}
 	m.latency.Collect(ch)
 	m.sendLag.Collect(ch)
+}
+
+// MaxLabelValue bounds a label value LabelValue returns, in bytes.
+const MaxLabelValue = 128
+
+// LabelValue returns s as a valid label value that reads the same where it
+// can: every label value that comes from a user (a run's id, taken from
+// --out; a phase's name) goes through it, since the Prometheus client
+// panics on a value that is not UTF-8. Each run of bytes that is not valid
+// UTF-8 and each control character becomes U+FFFD, a value longer than
+// MaxLabelValue bytes is cut at a character's boundary and ends in "...",
+// and an empty value becomes "-" (Prometheus takes an empty value for a
+// missing label).
+func LabelValue(s string) string {
+	if s == "" {
+		return "-"
+	}
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return utf8.RuneError
+		}
+		return r
+	}, strings.ToValidUTF8(s, string(utf8.RuneError)))
+	if len(s) <= MaxLabelValue {
+		return s
+	}
+	cut := MaxLabelValue - len("...")
+	for !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "..."
 }

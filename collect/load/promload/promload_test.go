@@ -2,8 +2,10 @@ package promload_test
 
 import (
 	"math"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/prometheus/client_golang/prometheus"
@@ -125,5 +127,47 @@ func TestMetrics(t *testing.T) {
 	}
 	if h.GetSchema() == 0 && len(h.GetPositiveSpan()) == 0 {
 		t.Error("no native histogram beside the classic buckets")
+	}
+}
+
+// TestLabelValue: whatever a user names a run, its label value is valid
+// UTF-8, without control characters, bounded, and not empty; a plain one
+// is kept as it is.
+func TestLabelValue(t *testing.T) {
+	long := strings.Repeat("é", 100) // 200 bytes
+	for _, tc := range []struct{ in, want string }{
+		{"nightly-42", "nightly-42"},
+		{"bad\xffname", "bad\uFFFDname"},
+		{"\xc3", "\uFFFD"},
+		{"two\xff\xfebad", "two\uFFFDbad"},
+		{"line\nbreak\ttab\x00nul", "line\uFFFDbreak\uFFFDtab\uFFFDnul"},
+		{"", "-"},
+		{"日本語 ok", "日本語 ok"},
+		{long, strings.Repeat("é", 62) + "..."},
+	} {
+		got := promload.LabelValue(tc.in)
+		if got != tc.want || !utf8.ValidString(got) || len(got) > promload.MaxLabelValue {
+			t.Errorf("LabelValue(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// TestOddRunIDs: a Metrics named by any of these registers and gathers
+// without a panic (the Prometheus client panics on a label value that is
+// not UTF-8: `run --prometheus ADDR --out $'bad\xffname'` did).
+func TestOddRunIDs(t *testing.T) {
+	for _, id := range []string{"bad\xffname", "", "new\nline", strings.Repeat("x", 1000), "\xed\xa0\x80"} {
+		m := promload.New(id)
+		m.Progress(load.Progress{Name: "step\xff 1/2", Kind: load.Steady})
+		fams := gather(t, m)
+		for _, f := range fams {
+			for _, s := range f.GetMetric() {
+				for _, l := range s.GetLabel() {
+					if !utf8.ValidString(l.GetValue()) || l.GetValue() == "" {
+						t.Errorf("New(%q): %s{%s=%q}", id, f.GetName(), l.GetName(), l.GetValue())
+					}
+				}
+			}
+		}
 	}
 }
