@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -25,8 +26,9 @@ import (
 // window, derived as the command derives it.
 
 // bandSplit returns the named band of a run's anatomy.
-func bandSplit(t *testing.T, an *rundir.Analysis, name string) analyze.Band {
+func bandSplit(t *testing.T, run *ranRun, name string) analyze.Band {
 	t.Helper()
+	an := run.Analysis
 	if an.Trace == nil || an.Trace.Requests == nil {
 		t.Fatalf("no request anatomy (trace error %q)", an.TraceError)
 	}
@@ -72,22 +74,68 @@ func splitString(split []analyze.Share) string {
 	return b.String()
 }
 
-// firstCause checks the diagnosis' first cause.
-func firstCause(t *testing.T, an *rundir.Analysis, kind rundir.Kind, pool string) {
+// skipTraceCut skips a test whose target it drives beyond its CPUs when the
+// trace window was cut by its time limit: the machine's noise (at load
+// average 20 a 1-s window over 1,500 req/s of 2 ms of CPU was not complete
+// within its 11 s limit), not the code's. The other anatomy tests' targets
+// keep CPU to spare, so a capture slow for the code's sake still fails there.
+func skipTraceCut(t *testing.T, run *ranRun) {
 	t.Helper()
-	d := an.Diagnosis
+	if an := run.Analysis; an.Trace != nil && an.Trace.Requests != nil {
+		return
+	}
+	for _, x := range run.Manifest.Missing {
+		if strings.Contains(x.What, "execution trace") && strings.Contains(x.Why, "not complete within") {
+			t.Skipf("the trace window of a target beyond its CPUs was cut by its time limit (machine too busy; load average %s): %s: %s", target.LoadAverage(), x.What, x.Why)
+		}
+	}
+}
+
+// firstCause checks the diagnosis' first cause, and that the generator is
+// not blamed. A generator the machine starved (its send lag's p99 over
+// load.SendLagLimitMS, or its own CPU near a full core: the figures the
+// diagnosis blames it by) is rightly blamed, and the same noise counts the
+// target's threads the kernel took away as running work (at load average
+// 14, with the generator 18 ms late at p99, a 50 ms sleep's run was 42 %
+// sleep and 42 % work). So on such a run the test skips with the causes,
+// unless they are right all the same.
+func firstCause(t *testing.T, run *ranRun, kind rundir.Kind, pool string) {
+	t.Helper()
+	d := run.Analysis.Diagnosis
 	if d == nil || len(d.Causes) == 0 {
 		t.Fatalf("no diagnosis: %+v", d)
 	}
-	c := d.Causes[0]
-	if c.Kind != kind || c.Pool != pool {
-		t.Errorf("first cause %s %q (%.0f %%), want %s %q; all: %+v", c.Kind, c.Pool, 100*c.Share, kind, pool, d.Causes)
-	}
-	for _, c := range d.Causes {
-		if c.Kind == rundir.KindGenerator {
-			t.Errorf("the generator is blamed (%.0f %%): %+v", 100*c.Share, c)
+	var blamed *rundir.Cause
+	for i, c := range d.Causes {
+		if c.Kind == rundir.KindGenerator && blamed == nil {
+			blamed = &d.Causes[i]
 		}
 	}
+	lag, cpu, starved := generatorStarved(run)
+	causes := d.Causes
+	if starved {
+		causes = slices.DeleteFunc(slices.Clone(causes), func(c rundir.Cause) bool { return c.Kind == rundir.KindGenerator })
+	}
+	right := len(causes) > 0 && causes[0].Kind == kind && causes[0].Pool == pool
+	switch {
+	case starved && (!right || blamed != nil):
+		t.Skipf("the generator was starved by the machine (send lag p99 %.2f ms, its CPU %.2f cores): too busy to judge the causes (want %s %q first, the generator not blamed): %+v",
+			lag, cpu, kind, pool, d.Causes)
+	case !right:
+		t.Errorf("first cause %+v, want %s %q; all: %+v", causes[0], kind, pool, d.Causes)
+	case blamed != nil:
+		t.Errorf("the generator is blamed (%.0f %%) though it kept its schedule (send lag p99 %.2f ms, CPU %.2f cores): %+v", 100*blamed.Share, lag, cpu, *blamed)
+	}
+}
+
+// generatorStarved reports the last phase's send-lag p99 and generator CPU,
+// and whether either says the generator could not keep its schedule.
+func generatorStarved(run *ranRun) (lagP99, cpuCores float64, starved bool) {
+	if run.Result == nil || len(run.Result.Phases) == 0 {
+		return 0, 0, false
+	}
+	p := run.Result.Phases[len(run.Result.Phases)-1]
+	return p.SendLag.P99, p.GeneratorCPUCores, p.SendLag.P99 > load.SendLagLimitMS || p.GeneratorCPUCores >= load.CPUCoreLimit
 }
 
 func TestAnatomySleepLowLoad(t *testing.T) {
@@ -100,11 +148,11 @@ func TestAnatomySleepLowLoad(t *testing.T) {
 		TraceWindow: 2 * time.Second,
 		PollEvery:   250 * time.Millisecond,
 	})
-	b := bandSplit(t, out.Analysis, "<=p50")
+	b := bandSplit(t, out, "<=p50")
 	if p := sharePct(b.Split, "sleep"); p < 90 {
 		t.Errorf("sleep is %.1f%% of the p50 band, want >= 90: %s", p, splitString(b.Split))
 	}
-	firstCause(t, out.Analysis, rundir.KindSleep, "")
+	firstCause(t, out, rundir.KindSleep, "")
 	if rq := out.Analysis.Trace.Requests; rq.Joined == 0 || rq.Joined != rq.Requests {
 		t.Errorf("%d of %d requests joined with the generator's ids, want all", rq.Joined, rq.Requests)
 	}
@@ -135,11 +183,12 @@ func TestAnatomyCPUBeyondCPUs(t *testing.T) {
 	// in their sockets, since with every P busy the scheduler polls the
 	// network only when a P runs out of work (the trace shows the
 	// goroutines blocked on the network, then running within microseconds).
-	b := bandSplit(t, out.Analysis, ">=p99")
+	skipTraceCut(t, out)
+	b := bandSplit(t, out, ">=p99")
 	if p := sharePct(b.Split, "running", "runnable", "socket"); p < 80 {
 		t.Errorf("running + runnable + socket is %.1f%% of the p99 band, want >= 80: %s", p, splitString(b.Split))
 	}
-	firstCause(t, out.Analysis, rundir.KindCPU, "")
+	firstCause(t, out, rundir.KindCPU, "")
 }
 
 func TestAnatomyDBPool(t *testing.T) {
@@ -155,11 +204,11 @@ func TestAnatomyDBPool(t *testing.T) {
 		TraceWindow: time.Second,
 		PollEvery:   250 * time.Millisecond,
 	})
-	b := bandSplit(t, out.Analysis, ">=p99")
+	b := bandSplit(t, out, ">=p99")
 	if p := sharePct(b.Split, "pool db"); p < 70 {
 		t.Errorf("pool db is %.1f%% of the p99 band, want >= 70: %s", p, splitString(b.Split))
 	}
-	firstCause(t, out.Analysis, rundir.KindPool, "db")
+	firstCause(t, out, rundir.KindPool, "db")
 }
 
 func TestAnatomyWorkerPool(t *testing.T) {
@@ -175,11 +224,11 @@ func TestAnatomyWorkerPool(t *testing.T) {
 		TraceWindow: time.Second,
 		PollEvery:   250 * time.Millisecond,
 	})
-	b := bandSplit(t, out.Analysis, ">=p99")
+	b := bandSplit(t, out, ">=p99")
 	if p := sharePct(b.Split, "pool workers"); p < 70 {
 		t.Errorf("the worker queue is %.1f%% of the p99 band, want >= 70: %s", p, splitString(b.Split))
 	}
-	firstCause(t, out.Analysis, rundir.KindPool, "workers")
+	firstCause(t, out, rundir.KindPool, "workers")
 }
 
 func TestAnatomyFanoutSlowDownstream(t *testing.T) {
@@ -194,14 +243,14 @@ func TestAnatomyFanoutSlowDownstream(t *testing.T) {
 		TraceWindow: 2 * time.Second,
 		PollEvery:   250 * time.Millisecond,
 	})
-	b := bandSplit(t, out.Analysis, "<=p50")
+	b := bandSplit(t, out, "<=p50")
 	if p := sharePct(b.Split, "fan-out"); p < 70 {
 		t.Errorf("the fan-out wait is %.1f%% of the p50 band, want >= 70: %s", p, splitString(b.Split))
 	}
 	if p := sharePct(b.Children, "network", "http client"); p < 70 {
 		t.Errorf("the fan-out goroutines' network wait is %.1f%% of their time, want >= 70: %s", p, splitString(b.Children))
 	}
-	firstCause(t, out.Analysis, rundir.KindDownstream, "")
+	firstCause(t, out, rundir.KindDownstream, "")
 }
 
 // proxyEnv holds "LISTEN BACKEND-URL" when this test binary is started as a
@@ -269,9 +318,12 @@ func TestAnatomyReverseProxyCPU(t *testing.T) {
 	if an.Diagnosis == nil || an.Diagnosis.Basis != rundir.BasisClass {
 		t.Fatalf("diagnosis %+v, want one per goroutine class", an.Diagnosis)
 	}
-	firstCause(t, an, rundir.KindCPU, "")
+	firstCause(t, out, rundir.KindCPU, "")
 	for _, f := range an.Findings {
 		if f.Kind == rundir.KindGenerator || (f.Kind == rundir.KindCeiling && strings.Contains(f.Title, "generator")) {
+			if lag, cpu, starved := generatorStarved(out); starved {
+				t.Skipf("the generator was starved by the machine (send lag p99 %.2f ms, its CPU %.2f cores) and a finding says so: too busy to judge: %+v", lag, cpu, f)
+			}
 			t.Errorf("a finding blames the generator: %+v", f)
 		}
 	}

@@ -42,6 +42,13 @@ func TestRunCPULimit(t *testing.T) {
 	}
 	st := s.Steps[0]
 	t.Logf("%s", FormatEvent(events[len(events)-3]))
+	// The control: a target the machine starved (other processes on every
+	// core) never reaches even 0.1 core and is rightly not throttled; one
+	// that used 80 % of its quota's CPU reached it in most periods (a quiet
+	// machine gives it the whole quota, throttled in nearly every period).
+	if st.Throttle != nil && st.Throttle.Throttled == 0 && st.Throttle.QuotaUse > 0 && st.Throttle.QuotaUse < 0.8 {
+		t.Skipf("machine too busy to reach the quota: the target used %.0f %% of its 0.1 CPU, %d periods, none throttled", 100*st.Throttle.QuotaUse, st.Throttle.Periods)
+	}
 	if st.Throttle == nil || st.Throttle.Periods == 0 || st.Throttle.Throttled == 0 {
 		t.Errorf("a CPU-bound target under 0.1 CPU: throttle %+v, want throttled periods", st.Throttle)
 	}

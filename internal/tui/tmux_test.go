@@ -178,9 +178,15 @@ func tmuxBrowser(t *testing.T, bin string) {
 // tmuxDemo runs `schedscope demo`, uses the dashboard's keys mid-run, waits
 // for the comparison screen, leaves, and checks the exit status and that
 // the terminal was restored.
+//
+// The keys must land while the dashboard is up: the demo's six 2-s steps
+// (about 15 s with warm-ups and pauses) leave a busy machine, whose every
+// capture-pane poll is slow, room for the trace window and the five keys,
+// which take about 5 s on a quiet one (with 1-s steps, 9 s in all, they
+// could reach the end screen instead).
 func tmuxDemo(t *testing.T, bin string) {
 	dir := t.TempDir()
-	s := startTmux(t, fmt.Sprintf("cd %s && %s demo --duration 1s --pause 200ms --warmup 300ms", dir, bin)+afterExit)
+	s := startTmux(t, fmt.Sprintf("cd %s && %s demo --duration 2s --pause 200ms --warmup 300ms", dir, bin)+afterExit)
 
 	pane := s.waitFor(30*time.Second, "pool model (200 workers)", "offered", "GOMAXPROCS", "workers", "latency from intended send time")
 	saveCapture(t, "dashboard-pool", pane)
