@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/schedscope/schedscope/cmd/schedscope/internal/tour"
 	"github.com/schedscope/schedscope/internal/rundir"
 )
 
@@ -62,5 +63,37 @@ func TestDemoRederive(t *testing.T) {
 	code, _, errOut = runCLI(t, context.Background(), "analyze", "--rederive", filepath.Join(dir, "nope"))
 	if code != 2 || strings.Count(errOut, "\n") != 1 {
 		t.Errorf("--rederive on a missing directory: exit %d, %q", code, errOut)
+	}
+}
+
+func TestSelfCommand(t *testing.T) {
+	for arg0, want := range map[string]string{
+		"/tmp/go-build3141592/b001/exe/schedscope": "go run ./cmd/schedscope",
+		"schedscope":                     "schedscope",
+		"./schedscope":                   "./schedscope",
+		"/usr/local/bin/schedscope":      "/usr/local/bin/schedscope",
+		"/tmp/go-build-cache/schedscope": "/tmp/go-build-cache/schedscope",
+		"":                               "schedscope",
+	} {
+		if got := selfCommand(arg0); got != want {
+			t.Errorf("selfCommand(%q) = %q, want %q", arg0, got, want)
+		}
+	}
+}
+
+// TestDemoIntroFirstLine: the plain output's first line says what is about
+// to happen and how long it takes.
+func TestDemoIntroFirstLine(t *testing.T) {
+	cfg, err := tour.New(tour.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	demoIntro(&b, cfg.Config())
+	first, _, _ := strings.Cut(b.String(), "\n")
+	for _, want := range []string{"about 35 s", "pool of 200 workers", "goroutine"} {
+		if !strings.Contains(first, want) {
+			t.Errorf("first line %q lacks %q", first, want)
+		}
 	}
 }
