@@ -419,9 +419,9 @@ func nextSteps(cfg Config, out *Outcome) []tui.NextStep {
 	}
 	return []tui.NextStep{
 		{Command: cfg.Command + " analyze --tui " + shellWord(first),
-			Does: "browse the " + model(0) + "run's trace: requests, scheduling latency, goroutines"},
+			Does: "browse the " + model(0) + "run's trace"},
 		{Command: cfg.Command + " report " + shellWord(last),
-			Does: "write report.md with plots into the " + model(len(out.RunDirs)-1) + "run's directory"},
+			Does: "write the " + model(len(out.RunDirs)-1) + "run's report.md, with plots"},
 	}
 }
 
