@@ -239,3 +239,25 @@ func TestPrintFrames(t *testing.T) {
 		t.Errorf("first line\n got %q\nwant %q", first, want)
 	}
 }
+
+// TestCanDraw: a terminal whose TERM says it cannot draw a full screen gets
+// plain output, as a pipe does.
+func TestCanDraw(t *testing.T) {
+	for _, c := range []struct {
+		term, goos string
+		want       bool
+	}{
+		{"xterm-256color", "linux", true},
+		{"screen", "linux", true},
+		{"tmux-256color", "darwin", true},
+		{"dumb", "linux", false},
+		{"dumb", "windows", false},
+		{"", "linux", false},
+		{"", "darwin", false},
+		{"", "windows", true},
+	} {
+		if got := canDraw(c.term, c.goos); got != c.want {
+			t.Errorf("canDraw(%q, %s) = %v, want %v", c.term, c.goos, got, c.want)
+		}
+	}
+}
