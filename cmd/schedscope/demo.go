@@ -108,8 +108,9 @@ func demoIntro(w io.Writer, cfg tour.Config) {
 	fmt.Fprintf(w, `schedscope demo: about %.0f s. The same load on a pool of %d workers, then on a goroutine
 per request; a progress line each second, then a table that compares them.
 
-The seeds' first lesson, live on this machine. The fixture server runs in this process on a loopback port. Every request to
-/sleep?ms=%d blocks for %v, standing in for a call to a slow downstream.
+The seeds' first lesson, live on this machine. The fixture server runs in this
+process on a loopback port. Every request to /sleep?ms=%d blocks for %v,
+standing in for a call to a slow downstream.
   pool:      %d worker goroutines fed by a queue. Little's law caps it at
              workers / latency = %d / %.3f s = %.0f req/s.
   goroutine: a goroutine per request (net/http's default): no such cap.

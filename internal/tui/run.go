@@ -208,6 +208,11 @@ func PrintFrames(ctx context.Context, w io.Writer, frames <-chan Frame, interval
 			return nil, nil
 		}
 		if f.End != nil {
+			if last >= 0 || len(seen) > 0 { // a blank line between the progress lines and the summary
+				if _, err := fmt.Fprintln(w); err != nil {
+					return f.End, fmt.Errorf("write summary: %w", err)
+				}
+			}
 			if err := WriteSummary(w, *f.End); err != nil {
 				return f.End, err
 			}
