@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -123,11 +122,13 @@ run is saved as a run directory (load, runtime metrics, a trace window).
 
 // selfCommand is how a person runs this program again, for the commands
 // the demo suggests at its end: "go run ./cmd/schedscope" when arg0 is a
-// binary `go run` built (in a go-build*/.../exe folder), else arg0 as it was
+// binary `go run` built (a temporary go-build*/b001/exe/NAME, or since Go
+// 1.24 the build cache's go-build/xx/HASH-d/NAME), else arg0 as it was
 // typed ("schedscope" from PATH, "./schedscope").
 func selfCommand(arg0 string) string {
-	slashed := filepath.ToSlash(arg0)
-	if strings.Contains(slashed, "/go-build") && path.Base(path.Dir(slashed)) == "exe" {
+	slashed := strings.ReplaceAll(arg0, `\`, "/") // also a Windows path, whatever GOOS the test runs on
+	dir := path.Base(path.Dir(slashed))
+	if strings.Contains(slashed, "/go-build") && (dir == "exe" || strings.HasSuffix(dir, "-d")) {
 		return "go run ./cmd/schedscope"
 	}
 	if arg0 == "" {

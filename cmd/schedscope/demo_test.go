@@ -68,7 +68,9 @@ func TestDemoRederive(t *testing.T) {
 
 func TestSelfCommand(t *testing.T) {
 	for arg0, want := range map[string]string{
-		"/tmp/go-build3141592/b001/exe/schedscope": "go run ./cmd/schedscope",
+		"/tmp/go-build3141592/b001/exe/schedscope":                                                               "go run ./cmd/schedscope",
+		"/root/.cache/go-build/bf/bf173bf608f36c451092dfd7a6ad989f004025d465cf3ce117d7cc00d05bffcb-d/schedscope": "go run ./cmd/schedscope",
+		`C:\Users\me\AppData\Local\go-build\bf\bf17-d\schedscope.exe`:                                            "go run ./cmd/schedscope",
 		"schedscope":                     "schedscope",
 		"./schedscope":                   "./schedscope",
 		"/usr/local/bin/schedscope":      "/usr/local/bin/schedscope",
