@@ -30,6 +30,19 @@ func TestDemoRederive(t *testing.T) {
 	if err != nil || len(dirs) != 2 {
 		t.Fatalf("run directories: %v %v", dirs, err)
 	}
+	// The plain end: no lone failure mark, and the last two lines are the
+	// next commands on the real directories (the pool's, the goroutine's).
+	lines := strings.Split(strings.TrimRight(stdout, "\n"), "\n")
+	for i, l := range lines {
+		if strings.TrimSpace(l) == "✗" {
+			t.Errorf("stdout line %d is a lone ✗ on a run where nothing failed", i+1)
+		}
+	}
+	pool, gor := dirs[1], dirs[0] // sorted: goroutine before pool
+	if n := len(lines); n < 3 || lines[n-3] != "try next:" || !strings.Contains(lines[n-2], " analyze --tui "+pool+" ") ||
+		!strings.Contains(lines[n-1], " report "+gor+" ") {
+		t.Errorf("stdout does not end with the next commands on %s and %s:\n%s", pool, gor, strings.Join(lines[max(0, len(lines)-6):], "\n"))
+	}
 	for _, d := range dirs {
 		names := []string{rundir.AnalysisFile, rundir.SummaryFile, rundir.ManifestFile}
 		before := map[string][]byte{}
