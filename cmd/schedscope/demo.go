@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path"
 	"strconv"
 	"strings"
 	"time"
@@ -55,7 +57,7 @@ func runDemo(ctx context.Context, s *stdio, args []string) error {
 	}
 	t, err := tour.New(tour.Config{
 		Workers: *workers, Sleep: *sleep, Rates: rates, Duration: *duration, Pause: *pause, Warmup: *warmup,
-		Dir: *dir, Name: "demo-" + time.Now().Format("20060102-150405"),
+		Dir: *dir, Name: "demo-" + time.Now().Format("20060102-150405"), Command: selfCommand(os.Args[0]),
 	})
 	if err != nil {
 		return usageErr("%v", err)
@@ -99,12 +101,15 @@ func demoExit(out *tour.Outcome, err error) error {
 }
 
 // demoIntro explains the tour before plain output starts (the dashboard
-// narrates it on screen instead).
+// narrates it on screen instead): its first line says what is about to
+// happen and how long it takes.
 func demoIntro(w io.Writer, cfg tour.Config) {
-	fmt.Fprintf(w, `schedscope demo: the seeds' first lesson, live on this machine.
+	fmt.Fprintf(w, `schedscope demo: about %.0f s. The same load on a pool of %d workers, then on a goroutine
+per request; a progress line each second, then a table that compares them.
 
-The fixture server runs in this process on a loopback port. Every request to
-/sleep?ms=%d blocks for %v, standing in for a call to a slow downstream.
+The seeds' first lesson, live on this machine. The fixture server runs in this
+process on a loopback port. Every request to /sleep?ms=%d blocks for %v,
+standing in for a call to a slow downstream.
   pool:      %d worker goroutines fed by a queue. Little's law caps it at
              workers / latency = %d / %.3f s = %.0f req/s.
   goroutine: a goroutine per request (net/http's default): no such cap.
@@ -112,7 +117,24 @@ Both get the same open-model ladder (%s req/s, %v each, latency measured from
 each request's intended send time), crossing the pool's ceiling. Each model's
 run is saved as a run directory (load, runtime metrics, a trace window).
 
-`, cfg.Sleep.Milliseconds(), cfg.Sleep, cfg.Workers, cfg.Workers, cfg.Sleep.Seconds(), cfg.Ceiling(), fmtRates(cfg.Rates), cfg.Duration)
+`, cfg.Expected().Seconds(), cfg.Workers, cfg.Sleep.Milliseconds(), cfg.Sleep, cfg.Workers, cfg.Workers, cfg.Sleep.Seconds(), cfg.Ceiling(), fmtRates(cfg.Rates), cfg.Duration)
+}
+
+// selfCommand is how a person runs this program again, for the commands
+// the demo suggests at its end: "go run ./cmd/schedscope" when arg0 is a
+// binary `go run` built (a temporary go-build*/b001/exe/NAME, or since Go
+// 1.24 the build cache's go-build/xx/HASH-d/NAME), else arg0 as it was
+// typed ("schedscope" from PATH, "./schedscope").
+func selfCommand(arg0 string) string {
+	slashed := strings.ReplaceAll(arg0, `\`, "/") // also a Windows path, whatever GOOS the test runs on
+	dir := path.Base(path.Dir(slashed))
+	if strings.Contains(slashed, "/go-build") && (dir == "exe" || strings.HasSuffix(dir, "-d")) {
+		return "go run ./cmd/schedscope"
+	}
+	if arg0 == "" {
+		return "schedscope"
+	}
+	return arg0
 }
 
 func fmtRates(rs []float64) string {

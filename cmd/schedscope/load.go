@@ -14,6 +14,7 @@ import (
 
 	"github.com/schedscope/schedscope/collect/load"
 	"github.com/schedscope/schedscope/collect/load/promload"
+	"github.com/schedscope/schedscope/internal/tui"
 )
 
 const loadSynopsis = "load [flags] URL"
@@ -285,7 +286,7 @@ func runLoad(ctx context.Context, s *stdio, args []string) error {
 			return usageErr("--out writes results.json and load.hlog into its directory: give --json and --hdr-log only without it")
 		}
 		var status *statusLine
-		if f.progress == "on" || (f.progress == "auto" && isTerminal(s.errOut)) {
+		if f.progress == "on" || (f.progress == "auto" && tui.IsTerminal(s.errOut)) {
 			status = &statusLine{w: s.errOut}
 		}
 		if f.procs > 0 {
@@ -306,7 +307,7 @@ func runLoad(ctx context.Context, s *stdio, args []string) error {
 		cfg.Interval = func(iv load.Interval) { _ = hl.Write(iv) } // the first error is kept and reported below
 	}
 	var status *statusLine
-	if f.progress == "on" || (f.progress == "auto" && isTerminal(s.errOut)) {
+	if f.progress == "on" || (f.progress == "auto" && tui.IsTerminal(s.errOut)) {
 		status = &statusLine{w: s.errOut}
 		cfg.Progress = status.show
 	}
@@ -394,14 +395,4 @@ func (l *statusLine) clear() {
 	if l != nil {
 		fmt.Fprint(l.w, "\r\x1b[K")
 	}
-}
-
-// isTerminal reports whether w is a character device (a terminal).
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }

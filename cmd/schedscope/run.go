@@ -252,13 +252,21 @@ func runAndDerive(ctx context.Context, r *collect.Runner, budget time.Duration) 
 
 // finishRun prints the summary and maps an interrupted run to exit 130.
 func finishRun(s *stdio, out *collect.Outcome, d *derive.Derived, cut bool, err error) error {
+	writeRunEnd(s.out, out, d)
+	return runExit(out, cut, err)
+}
+
+// writeRunEnd is the end of a plain `schedscope run`: the derived summary
+// (summary.txt; d nil when the derivation failed or was cut) and the run
+// directory with its status (out nil when the run failed before it had one:
+// the error, printed by main, says why).
+func writeRunEnd(w io.Writer, out *collect.Outcome, d *derive.Derived) {
 	if d != nil {
-		fmt.Fprintf(s.out, "\n%s", d.Summary)
+		fmt.Fprintf(w, "\n%s", d.Summary)
 	}
 	if out != nil {
-		fmt.Fprintf(s.out, "\nrun directory: %s (%s)\n", out.Dir, out.Manifest.Status)
+		fmt.Fprintf(w, "\nrun directory: %s (%s)\n", out.Dir, out.Manifest.Status)
 	}
-	return runExit(out, cut, err)
 }
 
 // runExit maps a run's outcome onto the exit status: err when there is one,

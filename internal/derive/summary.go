@@ -16,6 +16,15 @@ import (
 // summaryTop is how many rows per profile summary.txt lists.
 const summaryTop = 5
 
+// SummaryText is summary.txt's text for a run's manifest m, load result res
+// (nil: none was written) and analysis an (nil: none was derived), as Dir
+// writes it; it reads no file, so a caller can render fixed data.
+func SummaryText(m *rundir.Manifest, res *load.Result, an *rundir.Analysis) string {
+	var b strings.Builder
+	writeSummary(&b, m, res, an)
+	return b.String()
+}
+
 // writeSummary renders summary.txt. Write errors surface when the buffer
 // is written to the file.
 func writeSummary(w io.Writer, m *rundir.Manifest, res *load.Result, an *rundir.Analysis) {

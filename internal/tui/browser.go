@@ -105,6 +105,9 @@ func (b Browser) shortHelp() []key.Binding {
 	default:
 		enter.SetEnabled(false)
 	}
+	if b.rep != nil && len(b.tables[b.tab].header) == 0 {
+		return []key.Binding{k.Tab, k.Quit, k.Help} // a chart, not a table: nothing to move through, sort or search
+	}
 	return append(out, k.Sort, enter, k.Search, k.Quit, k.Help)
 }
 
@@ -346,7 +349,7 @@ func (b Browser) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 			list, _ := bandRequests(b.rep.Requests, b.band)
 			b = b.openRequest(list[row.ref])
 		}
-	case key.Matches(k, b.keys.Search):
+	case key.Matches(k, b.keys.Search) && len(t.header) > 0:
 		b.searching = true
 		b.search.SetValue(t.filter)
 		return b, b.search.Focus()

@@ -144,6 +144,20 @@ func TestBrowserKeys(t *testing.T) {
 			t.Error("q must quit")
 		}
 	})
+	t.Run("sort and search on the goroutines & threads tab", func(t *testing.T) {
+		// Its chart has no table: s once divided by its zero columns.
+		b, _ := bstep(t, base, press("5"), press("s"), press("s"), press("S"), press("/"), press("x"))
+		if b.tab != btabTimeline || b.searching {
+			t.Errorf("tab %d, searching %v: want the timeline tab, no search box", b.tab, b.searching)
+		}
+		s := ansi.Strip(b.Render())
+		if !strings.Contains(s, "[5 goroutines & threads]") || strings.Contains(s, "sort by next column") || strings.Contains(s, "search") {
+			t.Errorf("timeline tab after s, S and /: want its chart, without sort or search keys offered:\n%s", s)
+		}
+		if b, _ = bstep(t, b, press("tab")); b.tab != btabBlocking {
+			t.Errorf("tab after the timeline -> %d, want the blocking tab", b.tab)
+		}
+	})
 	t.Run("tabs by number and tab", func(t *testing.T) {
 		b, _ := bstep(t, base, press("4"))
 		if b.tab != btabPinned {

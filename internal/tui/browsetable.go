@@ -78,16 +78,24 @@ func (t browseTable) move(d int) browseTable {
 	return t
 }
 
-// sortBy sorts by the next column (s) and flips the order when the same
-// column is asked again (S).
+// sortNext sorts by the next column (s), descending; a table without
+// columns (a tab that shows no table) stays as it is.
 func (t browseTable) sortNext() browseTable {
+	if len(t.header) == 0 {
+		return t
+	}
 	t.sortCol = (t.sortCol + 1) % len(t.header)
 	t.asc = false
 	t.cursor = 0
 	return t
 }
 
+// reverse flips the sort order (S), sorting by the first column if none
+// was chosen; a table without columns stays as it is.
 func (t browseTable) reverse() browseTable {
+	if len(t.header) == 0 {
+		return t
+	}
 	if t.sortCol < 0 {
 		t.sortCol = 0
 	}

@@ -664,8 +664,10 @@ func summaryLines(s Summary, st *styles, w int) []string {
 	}
 	lines := []string{style(func(s styles) lipgloss.Style { return s.title }, "schedscope · "+title), ""}
 	var errLines []string // the failure first, marked, each of its lines wrapped
-	for _, l := range strings.Split(s.Err, "\n") {
-		errLines = append(errLines, wrap("  ", l, w)...)
+	if strings.TrimSpace(s.Err) != "" {
+		for _, l := range strings.Split(strings.TrimSpace(s.Err), "\n") {
+			errLines = append(errLines, wrap("  ", l, w)...)
+		}
 	}
 	if len(errLines) > 0 {
 		errLines[0] = "✗ " + strings.TrimPrefix(errLines[0], "  ")
@@ -696,6 +698,34 @@ func summaryLines(s Summary, st *styles, w int) []string {
 	}
 	for _, d := range s.RunDirs {
 		lines = append(lines, style(func(s styles) lipgloss.Style { return s.label }, "run directory: ")+d)
+	}
+	if len(s.Next) > 0 {
+		if len(s.RunDirs) > 0 {
+			lines = append(lines, "")
+		}
+		lines = append(lines, style(func(s styles) lipgloss.Style { return s.label }, "try next:"))
+		width := 0
+		for _, n := range s.Next {
+			width = max(width, lipgloss.Width(n.Command))
+		}
+		for _, n := range s.Next {
+			if n.Does == "" || (w > 0 && 2+width+2+lipgloss.Width(n.Does) > w) {
+				// Too wide for the screen: what it does goes under it.
+				lines = append(lines, "  "+style(func(s styles) lipgloss.Style { return s.key }, n.Command))
+				if n.Does == "" {
+					continue
+				}
+				for _, l := range wrap("    ", n.Does, w) {
+					lines = append(lines, style(func(s styles) lipgloss.Style { return s.dim }, l))
+				}
+				continue
+			}
+			lines = append(lines, "  "+style(func(s styles) lipgloss.Style { return s.key }, padRight(n.Command, width))+
+				"  "+style(func(s styles) lipgloss.Style { return s.dim }, n.Does))
+		}
+	}
+	for len(lines) > 1 && lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
 	}
 	return lines
 }

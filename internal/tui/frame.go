@@ -159,9 +159,21 @@ type Summary struct {
 	Notes []string
 	// RunDirs are the run directories written, shown so a person can find them.
 	RunDirs []string
+	// Next are the commands to try next on the run directories, shown
+	// last so they are what the person reads when the program ends.
+	Next []NextStep
 	// Stopped is true when the run was stopped before its plan ended
 	// (q, Ctrl-C); what ran is still saved.
 	Stopped bool
+}
+
+// NextStep is a command line a person can run next, and what it shows.
+type NextStep struct {
+	// Command is the whole command line, with the real directory names:
+	// "schedscope analyze --tui demo-20261204-182000-pool".
+	Command string
+	// Does says in a few words what it shows or writes.
+	Does string
 }
 
 // Table is a small text table: a header row and data rows of cells.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"strings"
 	"time"
 
@@ -27,11 +28,28 @@ type Terminal struct {
 	Width, Height int
 }
 
-// IsTerminal reports whether w is a terminal, i.e. whether a caller should
-// show a TUI on it rather than plain lines.
+// IsTerminal reports whether w is a terminal that can show a TUI, i.e.
+// whether a caller should show one on it rather than plain lines: w is a
+// terminal and the TERM environment variable does not say it cannot draw
+// a full screen (see canDraw). It is the one place that decides between
+// the dashboard and plain output.
 func IsTerminal(w io.Writer) bool {
 	f, ok := w.(term.File)
-	return ok && term.IsTerminal(f.Fd())
+	return ok && term.IsTerminal(f.Fd()) && canDraw(os.Getenv("TERM"), runtime.GOOS)
+}
+
+// canDraw reports whether a terminal whose TERM is termName can show a
+// full-screen TUI (cursor addressing, an alternate screen). "dumb" cannot
+// (Emacs' shell, some CI consoles and editors' terminals set it), nor can
+// an unset TERM outside Windows (whose console sets none and can).
+func canDraw(termName, goos string) bool {
+	switch termName {
+	case "dumb":
+		return false
+	case "":
+		return goos == "windows"
+	}
+	return true
 }
 
 // options turns t into bubbletea program options. NO_COLOR set to anything
@@ -190,6 +208,11 @@ func PrintFrames(ctx context.Context, w io.Writer, frames <-chan Frame, interval
 			return nil, nil
 		}
 		if f.End != nil {
+			if last >= 0 || len(seen) > 0 { // a blank line between the progress lines and the summary
+				if _, err := fmt.Fprintln(w); err != nil {
+					return f.End, fmt.Errorf("write summary: %w", err)
+				}
+			}
 			if err := WriteSummary(w, *f.End); err != nil {
 				return f.End, err
 			}

@@ -234,8 +234,33 @@ func TestPrintFrames(t *testing.T) {
 	if !strings.HasSuffix(s, "run directory: runs/2026-11-30T01-55-00-sleep-pool\n") {
 		t.Errorf("output does not end with the summary:\n%s", tail(s, 300))
 	}
+	if !strings.Contains(s, "waiting 480\n\nschedscope · run finished\n") {
+		t.Errorf("no blank line between the last progress line and the summary:\n%s", tail(s, 1200))
+	}
 	want := "0:05 [sleep 50 ms · pool model (200 workers)] measure 4,500 req/s 0% offered 4,500/s 2xx 3,702/s p50 54.0 ms p95 96.5 ms p99 111 ms in-flight 200 not-sent 0 errors 0 | goroutines 230 threads 9 | workers 200/200 waiting 0"
 	if first, _, _ := strings.Cut(s, "\n"); first != want {
 		t.Errorf("first line\n got %q\nwant %q", first, want)
+	}
+}
+
+// TestCanDraw: a terminal whose TERM says it cannot draw a full screen gets
+// plain output, as a pipe does.
+func TestCanDraw(t *testing.T) {
+	for _, c := range []struct {
+		term, goos string
+		want       bool
+	}{
+		{"xterm-256color", "linux", true},
+		{"screen", "linux", true},
+		{"tmux-256color", "darwin", true},
+		{"dumb", "linux", false},
+		{"dumb", "windows", false},
+		{"", "linux", false},
+		{"", "darwin", false},
+		{"", "windows", true},
+	} {
+		if got := canDraw(c.term, c.goos); got != c.want {
+			t.Errorf("canDraw(%q, %s) = %v, want %v", c.term, c.goos, got, c.want)
+		}
 	}
 }

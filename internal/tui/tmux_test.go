@@ -131,6 +131,25 @@ func TestTmux(t *testing.T) {
 	t.Run("ctrl-c", func(t *testing.T) { tmuxCtrlC(t, bin) })
 	t.Run("run-fails-at-start", func(t *testing.T) { tmuxRunFailsAtStart(t, bin) })
 	t.Run("analyze-tui", func(t *testing.T) { tmuxBrowser(t, bin) })
+	t.Run("term-dumb", func(t *testing.T) { tmuxDumb(t, bin) })
+}
+
+// tmuxDumb runs a short `schedscope demo` on a terminal with TERM=dumb,
+// which cannot draw the dashboard: it must print the plain lines, as on a
+// pipe, and end on its own (the dashboard would wait for q).
+func tmuxDumb(t *testing.T, bin string) {
+	dir := t.TempDir()
+	s := startTmux(t, fmt.Sprintf("cd %s && TERM=dumb %s demo --workers 10 --sleep 50ms --rates 100,300 --duration 500ms --pause 100ms --warmup 100ms", dir, bin)+afterExit)
+	s.waitFor(60*time.Second, "EXIT=0", "STTY-END")
+	pane := s.run("capture-pane", "-p", "-S", "-", "-t", "t") // with the scrollback: the intro is above the screen
+	for _, want := range []string{"schedscope demo: about", "[demo 1/2 · sleep 50ms · pool model (10 workers)]", "run directory: demo-", "try next:"} {
+		if !strings.Contains(pane, want) {
+			t.Errorf("TERM=dumb: the pane lacks %q (plain output):\n%s", want, pane)
+		}
+	}
+	if strings.Contains(pane, "press q to leave") {
+		t.Errorf("TERM=dumb got the dashboard:\n%s", pane)
+	}
 }
 
 // tmuxBrowser runs `schedscope analyze --tui` on a locked-thread trace,

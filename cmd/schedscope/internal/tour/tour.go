@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -48,6 +49,10 @@ type Config struct {
 	Dir string
 	// Name prefixes the run directories' names (default "demo").
 	Name string
+	// Command is how the closing screen spells schedscope in the commands
+	// it suggests next (default "schedscope"; "go run ./cmd/schedscope"
+	// for a person who started the demo that way).
+	Command string
 }
 
 func (c Config) withDefaults() Config {
@@ -72,11 +77,26 @@ func (c Config) withDefaults() Config {
 	if c.Name == "" {
 		c.Name = "demo"
 	}
+	if c.Command == "" {
+		c.Command = "schedscope"
+	}
 	if len(c.Rates) == 0 {
 		ceil := c.Ceiling()
 		c.Rates = []float64{ceil / 2, ceil, ceil * 3 / 2}
 	}
 	return c
+}
+
+// perRunOverhead is about what each run adds to its planned load on a
+// 2-core machine: starting the fixture, the trace window, deriving the
+// analysis (34.7 s measured for the default 2 x 16 s plan).
+const perRunOverhead = 1500 * time.Millisecond
+
+// Expected is about how long the whole tour takes: both models' planned
+// load (warm-up, steps and pauses) and what saving each run adds.
+func (c Config) Expected() time.Duration {
+	c = c.withDefaults()
+	return 2 * (c.loadConfig("http://127.0.0.1").PlannedDuration() + perRunOverhead)
 }
 
 // Ceiling is the pool model's Little's-law ceiling: workers / sleep, req/s.
@@ -377,9 +397,43 @@ func Compare(cfg Config, out *Outcome) tui.Summary {
 	s.Notes = []string{
 		fmt.Sprintf("Below a limit the concurrency model makes little difference. A pool of N workers serves at most N / latency (%d / %v = %s req/s here): above it, requests queue and latency grows for as long as the overload lasts. A goroutine per request has no such ceiling: only the machine limits it (on a busy machine, both models slow down).",
 			cfg.Workers, cfg.Sleep, fmtRate(ceil)),
-		"Latency is measured from each request's intended send time (open model), so the queue shows; a closed-model client would report users / latency instead. Open each run directory with `schedscope analyze --tui DIR` or `schedscope report DIR`.",
+		"Latency is measured from each request's intended send time (open model), so the queue shows; a closed-model client would report users / latency instead.",
 	}
+	s.Next = nextSteps(cfg, out)
 	return s
+}
+
+// nextSteps are the commands the closing screen suggests on the run
+// directories written: the trace browser on the first (the pool model's),
+// the Markdown report on the last. Each run directory takes either.
+func nextSteps(cfg Config, out *Outcome) []tui.NextStep {
+	if len(out.RunDirs) == 0 {
+		return nil
+	}
+	first, last := out.RunDirs[0], out.RunDirs[len(out.RunDirs)-1]
+	model := func(i int) string {
+		if i < len(out.Models) {
+			return string(out.Models[i]) + " "
+		}
+		return ""
+	}
+	return []tui.NextStep{
+		{Command: cfg.Command + " analyze --tui " + shellWord(first),
+			Does: "browse the " + model(0) + "run's trace"},
+		{Command: cfg.Command + " report " + shellWord(last),
+			Does: "write the " + model(len(out.RunDirs)-1) + "run's report.md, with plots"},
+	}
+}
+
+// shellWord quotes p for a POSIX shell when it holds anything but the
+// characters of an ordinary path.
+func shellWord(p string) string {
+	for _, r := range p {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+:,@", r)) {
+			return "'" + strings.ReplaceAll(p, "'", `'\''`) + "'"
+		}
+	}
+	return p
 }
 
 func fmtRate(r float64) string {
