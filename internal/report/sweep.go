@@ -272,7 +272,11 @@ func RenderSweep(w io.Writer, r *SweepReport, plots SweepPlots) error {
 		md.f("| models | %s (each passed as `--model` to the fixture) |\n", strings.Join(p.Models, ", "))
 	}
 	for _, ax := range p.Sets {
-		md.f("| %s | %s (each passed as `--%s=VALUE` to the fixture) |\n", ax.Name, strings.Join(ax.Values, ", "), ax.Name)
+		how := fmt.Sprintf("each passed as `--%s=VALUE` to the fixture", ax.Name)
+		if param, ok := rundir.QueryParam(ax.Name); ok {
+			how = fmt.Sprintf("each sent as the query parameter `%s=VALUE` of the URL", param)
+		}
+		md.f("| %s | %s (%s) |\n", ax.Name, strings.Join(ax.Values, ", "), how)
 	}
 	if p.Closed() {
 		md.f("| load | closed model (each user sends a request, waits for its answer, thinks %s, repeats); %s users; warm-up %s at the fewest users, then %s per user count, pause %s |\n",

@@ -200,3 +200,23 @@ func TestWriteSweepStartingOverCapacity(t *testing.T) {
 		t.Log(md)
 	}
 }
+
+// A query-parameter axis (--set '?mode=...') is said to be sent on the
+// URL, not passed to the fixture as a flag "--?mode".
+func TestWriteSweepQueryAxis(t *testing.T) {
+	r, err := AnalyzeSweep(filepath.Join("..", "..", "docs", "sweep-split"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sb strings.Builder
+	if err := RenderSweep(&sb, r, SweepPlots{}); err != nil {
+		t.Fatal(err)
+	}
+	md := sb.String()
+	if want := "| ?mode | serial, offload, parallel, oversized (each sent as the query parameter `mode=VALUE` of the URL) |"; !strings.Contains(md, want) {
+		t.Errorf("report lacks %q", want)
+	}
+	if strings.Contains(md, "`--?") {
+		t.Errorf("report names a query axis as a fixture flag:\n%s", md)
+	}
+}

@@ -116,11 +116,23 @@ type SweepPlan struct {
 	Started time.Time `json:"started"`
 }
 
-// SetAxis is one swept fixture flag: --NAME=VALUE for each value in turn.
+// SetAxis is one swept fixture setting: a fixture flag (--NAME=VALUE for
+// each value in turn) or, when Name starts with QueryAxis, the scenario's
+// query parameter (?NAME=VALUE on the load's URL).
 type SetAxis struct {
 	Name   string   `json:"name"`
 	Values []string `json:"values"`
 }
+
+// QueryAxis prefixes a --set axis over the scenario's query parameter
+// rather than a fixture flag: --set '?mode=serial,parallel' loads
+// /split?mode=serial on one line and /split?mode=parallel on the other,
+// each against a fresh fixture process.
+const QueryAxis = "?"
+
+// QueryParam returns the query parameter an axis named name sweeps, and
+// whether it is one (false for a fixture flag).
+func QueryParam(name string) (string, bool) { return strings.CutPrefix(name, QueryAxis) }
 
 // Closed reports whether the plan's load axis is closed-model users.
 func (p *SweepPlan) Closed() bool { return len(p.Users) > 0 }

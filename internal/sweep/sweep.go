@@ -706,7 +706,7 @@ func planAxes(p *rundir.SweepPlan, cfg Config) error {
 	names := map[string]bool{}
 	query := fixtureSpecQuery(cfg.Fixture)
 	for _, ax := range cfg.Sets {
-		param, isQuery := strings.CutPrefix(ax.Name, QueryAxis)
+		param, isQuery := rundir.QueryParam(ax.Name)
 		switch {
 		case isQuery && !validQueryName(param):
 			return fmt.Errorf("--set %s: a query parameter's name holds letters, digits, - and _ only", ax.Name)
@@ -813,13 +813,7 @@ func lineArgv(p rundir.SweepPlan, l rundir.Line) []string {
 	return argv
 }
 
-// QueryAxis prefixes a --set axis over the scenario's query parameter
-// rather than a fixture flag: --set '?mode=serial,parallel' loads
-// /split?mode=serial on one line and /split?mode=parallel on the other,
-// each against a fresh fixture process.
-const QueryAxis = "?"
-
-func isQueryAxis(name string) bool { return strings.HasPrefix(name, QueryAxis) }
+func isQueryAxis(name string) bool { _, ok := rundir.QueryParam(name); return ok }
 
 // lineURL is the URL a line's load goes to: the plan's, with the line's
 // query axes set.
@@ -839,7 +833,8 @@ func lineURL(raw string, set rundir.Settings) string {
 	}
 	q := u.Query()
 	for _, kv := range pairs {
-		q.Set(strings.TrimPrefix(kv[0], QueryAxis), kv[1])
+		param, _ := rundir.QueryParam(kv[0])
+		q.Set(param, kv[1])
 	}
 	u.RawQuery = q.Encode()
 	return u.String()
