@@ -229,7 +229,7 @@ func rederiveRun(ctx context.Context, s *stdio, dir string, asJSON bool) error {
 		}
 	}
 	if asJSON {
-		b, rerr := os.ReadFile(filepath.Join(dir, rundir.AnalysisFile))
+		b, rerr := rundir.ReadFile(filepath.Join(dir, rundir.AnalysisFile))
 		if rerr != nil {
 			return errors.Join(err, rerr)
 		}

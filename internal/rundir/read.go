@@ -75,19 +75,6 @@ func ReadRun(dir string) (*Run, error) {
 	return r, nil
 }
 
-// ReadJSON decodes the JSON file at path into v; its error names the file
-// and wraps fs.ErrNotExist when it is absent.
-func ReadJSON(path string, v any) error {
-	b, err := regular.Read(path)
-	if err != nil {
-		return err // names the file
-	}
-	if err := json.Unmarshal(b, v); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	return nil
-}
-
 // MaxMetricsLine is the longest metrics.jsonl line ReadMetrics decodes; a
 // longer one is skipped (a poll's line is a few kilobytes).
 const MaxMetricsLine = 16 << 20

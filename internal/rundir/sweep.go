@@ -547,7 +547,7 @@ func (s *Sweep) Remaining() []StepKey {
 func ReadSweep(dir string) (*Sweep, error) {
 	var s Sweep
 	s.Dir = dir
-	b, err := regular.Read(filepath.Join(dir, SweepFile))
+	b, err := ReadFile(filepath.Join(dir, SweepFile))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("%s: not a sweep directory (no %s)", dir, SweepFile)
@@ -574,7 +574,7 @@ func ReadSweep(dir string) (*Sweep, error) {
 			continue
 		}
 		path := filepath.Join(dir, StepsDir, e.Name())
-		b, err := regular.Read(path)
+		b, err := regular.ReadAtMost(path, MaxSweepStepBytes)
 		if err != nil {
 			return nil, fmt.Errorf("sweep step: %w", err)
 		}
