@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -188,5 +189,41 @@ func TestReadRunHLogFIFO(t *testing.T) {
 			f.Close() // let the blocked reader go
 		}
 		t.Fatal("ReadRun blocked on a load.hlog that is a named pipe")
+	}
+}
+
+// A load.hlog cut short in a run marked complete disagrees with
+// results.json: the Set says which phase and both counts, as data.
+func TestReadRunHLogMismatch(t *testing.T) {
+	dir := rundirtest.Write(t, filepath.Join(t.TempDir(), "run"), rundirtest.Run{Phases: []rundirtest.Phase{
+		{Rate: 100, Latencies: rundirtest.Spread(10*time.Millisecond, 10)},
+		{Rate: 200, Latencies: rundirtest.Spread(20*time.Millisecond, 20)},
+	}})
+	s, err := figures.ReadRun(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.HLogMismatches) != 0 {
+		t.Fatalf("whole log: mismatches %+v, want none", s.HLogMismatches)
+	}
+	// Cut the log before the second phase, as a truncated copy would.
+	hlog := filepath.Join(dir, rundir.HLogFile)
+	b, err := os.ReadFile(hlog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(hlog, b[:strings.Index(string(b), "#phase 1")], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err = figures.ReadRun(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []rundir.HLogMismatch{{Phase: 1, Name: "step 2/2", HLog: 0, Results: 20}}
+	if !slices.Equal(s.HLogMismatches, want) {
+		t.Errorf("mismatches %+v, want %+v", s.HLogMismatches, want)
+	}
+	if len(s.Warnings) != 1 {
+		t.Errorf("warnings %q, want the mismatch's", s.Warnings)
 	}
 }

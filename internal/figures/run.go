@@ -38,6 +38,10 @@ func ReadRun(ctx context.Context, dir string) (*Set, error) {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		s.Warnings = append(s.Warnings, fmt.Sprintf("%v; latency percentiles from %s", err, rundir.ResultsFile)) // err names the file
 	}
+	s.HLogMismatches = rundir.CheckHLog(hl, run.Result)
+	for _, m := range s.HLogMismatches {
+		s.Warnings = append(s.Warnings, fmt.Sprintf("%s: %s; the latency percentiles are %s's", dir, m, rundir.HLogFile))
+	}
 	s.Identity = runIdentity(run)
 	s.Label = runLabel(run.Manifest, dir)
 	m := run.Manifest

@@ -113,3 +113,50 @@ func ScanHLog(path string, each func(load.HLogEntry) error) (cut bool, err error
 	}
 	return cut, nil
 }
+
+// HLogMismatch is a steady phase whose count of latencies in load.hlog is
+// not the count results.json's percentiles cover: the two files disagree
+// (a log cut short, or a results.json of another run), so the figures
+// taken from one are not the other's.
+type HLogMismatch struct {
+	// Phase is the steady phase's index (from 0), Name its name.
+	Phase int    `json:"phase"`
+	Name  string `json:"name"`
+	// HLog is how many latencies load.hlog holds for it (0 when it lacks
+	// the phase); Results how many results.json's latency percentiles
+	// cover (load.Percentiles.Count).
+	HLog    int64 `json:"hlog_count"`
+	Results int64 `json:"results_count"`
+}
+
+// String says the disagreement in one line.
+func (m HLogMismatch) String() string {
+	return fmt.Sprintf("%s holds %d latencies of steady phase %d (%s), %s %d: the two files disagree",
+		HLogFile, m.HLog, m.Phase+1, m.Name, ResultsFile, m.Results)
+}
+
+// CheckHLog compares each steady phase's count of latencies in l with the
+// count res's percentiles cover and returns the phases where they differ,
+// in order; nil when they agree, or when either is nil (nothing to
+// compare).
+func CheckHLog(l *HLog, res *load.Result) []HLogMismatch {
+	if l == nil || res == nil {
+		return nil
+	}
+	var out []HLogMismatch
+	for i, ph := range res.Phases {
+		var n int64
+		if h := l.Phase(i).Latency; h != nil {
+			n = h.TotalCount()
+		}
+		if n != ph.Latency.Count {
+			out = append(out, HLogMismatch{Phase: i, Name: ph.Name, HLog: n, Results: ph.Latency.Count})
+		}
+	}
+	for i := len(res.Phases); i < len(l.Phases); i++ {
+		if h := l.Phases[i].Latency; h != nil && h.TotalCount() > 0 {
+			out = append(out, HLogMismatch{Phase: i, Name: l.Phases[i].Name, HLog: h.TotalCount()})
+		}
+	}
+	return out
+}
