@@ -241,6 +241,13 @@ func Open(dir string) (*Writer, error) {
 		}
 		return nil, err
 	}
+	// The files an earlier writer could not write are still unwritten
+	// until this one writes them.
+	for _, m := range w.manifest.Missing {
+		if m.File != "" {
+			w.unwritten = append(w.unwritten, m)
+		}
+	}
 	return w, nil
 }
 
