@@ -182,6 +182,12 @@ func gateTrace(ctx context.Context, s *stdio, rep *analyze.Report, runDir string
 		if err != nil {
 			return err
 		}
+		// What a reader of the figures must know (an HDR log that could
+		// not be read, or that disagrees with results.json) is said, as
+		// compare says it.
+		for _, w := range set.Warnings {
+			fmt.Fprintf(s.errOut, "schedscope analyze: warning: %s\n", w)
+		}
 		breaches, unread = figures.Check(set, onRun), figures.Unread(set, onRun)
 	}
 	src := cond.ReportSource(rep)
@@ -229,7 +235,7 @@ func rederiveRun(ctx context.Context, s *stdio, dir string, asJSON bool) error {
 		}
 	}
 	if asJSON {
-		b, rerr := os.ReadFile(filepath.Join(dir, rundir.AnalysisFile))
+		b, rerr := rundir.ReadFile(filepath.Join(dir, rundir.AnalysisFile))
 		if rerr != nil {
 			return errors.Join(err, rerr)
 		}

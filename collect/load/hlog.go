@@ -129,19 +129,34 @@ type HLogEntry struct {
 	Hist *hdrhistogram.Histogram
 }
 
-// ReadHLog reads an interval log that HLog wrote. Each interval belongs to
-// the phase named by the "#phase N NAME (KIND)" comment before it. A last
-// line cut short (a killed process) ends the log: cut reports it, and the
-// intervals before it come back. Any other malformed line is an error
-// naming its line number.
+// ReadHLog reads an interval log that HLog wrote, every interval kept
+// (ScanHLog says which line belongs to which phase, and what is an error).
+// A last line cut short (a killed process) ends the log: cut reports it,
+// and the intervals before it come back.
 func ReadHLog(r io.Reader) (entries []HLogEntry, cut bool, err error) {
+	cut, err = ScanHLog(r, func(e HLogEntry) error {
+		entries = append(entries, e)
+		return nil
+	})
+	return entries, cut, err
+}
+
+// ScanHLog reads an interval log that HLog wrote, calling each with every
+// interval in file order, so that a reader merging them holds one
+// histogram per phase and tag rather than the whole log. Each interval
+// belongs to the phase named by the "#phase N NAME (KIND)" comment before
+// it. A last line cut short (a killed process) ends the log: cut reports
+// it, and the intervals before it were given to each. Any other malformed
+// line is an error naming its line number; an error from each stops the
+// scan and is returned.
+func ScanHLog(r io.Reader, each func(HLogEntry) error) (cut bool, err error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	cur := HLogEntry{Phase: -1}
 	var bad error // a malformed line: an error unless it is the last
 	for n := 1; sc.Scan(); n++ {
 		if bad != nil {
-			return entries, false, bad
+			return false, bad
 		}
 		line := sc.Text()
 		if rest, ok := strings.CutPrefix(line, "#phase "); ok {
@@ -149,7 +164,7 @@ func ReadHLog(r io.Reader) (entries []HLogEntry, cut bool, err error) {
 			num, err := strconv.Atoi(numText)
 			open := strings.LastIndex(nameKind, " (")
 			if err != nil || open < 0 || !strings.HasSuffix(nameKind, ")") {
-				return entries, false, fmt.Errorf("line %d: malformed phase comment %q", n, line)
+				return false, fmt.Errorf("line %d: malformed phase comment %q", n, line)
 			}
 			cur = HLogEntry{Phase: num, Name: nameKind[:open], Kind: PhaseKind(nameKind[open+2 : len(nameKind)-1])}
 			continue
@@ -179,15 +194,17 @@ func ReadHLog(r io.Reader) (entries []HLogEntry, cut bool, err error) {
 			continue
 		}
 		if e.Phase < 0 {
-			return entries, false, fmt.Errorf("line %d: an interval before any phase comment", n)
+			return false, fmt.Errorf("line %d: an interval before any phase comment", n)
 		}
 		e.Start = time.Duration(start * 1e9).Round(time.Millisecond)
 		e.End = time.Duration((start + length) * 1e9).Round(time.Millisecond)
 		e.Hist = h
-		entries = append(entries, e)
+		if err := each(e); err != nil {
+			return false, err
+		}
 	}
 	if err := sc.Err(); err != nil {
-		return entries, false, err
+		return false, err
 	}
-	return entries, bad != nil, nil
+	return bad != nil, nil
 }

@@ -225,6 +225,10 @@ func Merge(parts []ShardPart) (*Result, []Interval, error) {
 	return res, hists.intervals(res.Start), nil
 }
 
+// maxListedShards is how many shards an error lists by name; one more item
+// counts the rest.
+const maxListedShards = 5
+
 // checkParts checks that parts are the shards of one run, each once, and
 // returns them by index.
 func checkParts(parts []ShardPart) ([]*ShardPart, error) {
@@ -235,6 +239,11 @@ func checkParts(parts []ShardPart) ([]*ShardPart, error) {
 		}
 		if p.Shard == nil || p.Shard.Count < 1 {
 			return nil, mergeErr("%s: not a shard (no --shard in its results or manifest)", p.Dir)
+		}
+		// The file's count is bounded as --shard's is: its table of
+		// shards is made before any is placed.
+		if err := p.Shard.check(); err != nil {
+			return nil, mergeErr("%s: %v", p.Dir, err)
 		}
 	}
 	first := parts[0]
@@ -260,12 +269,19 @@ func checkParts(parts []ShardPart) ([]*ShardPart, error) {
 		byIndex[s.Index] = p
 	}
 	var missing []string
+	lacking := 0
 	for i, p := range byIndex {
 		if p == nil {
-			missing = append(missing, Shard{Index: i, Count: n}.String())
+			lacking++
+			if len(missing) < maxListedShards {
+				missing = append(missing, Shard{Index: i, Count: n}.String())
+			}
 		}
 	}
-	if len(missing) > 0 {
+	if lacking > len(missing) {
+		missing = append(missing, fmt.Sprintf("and %d more", lacking-len(missing)))
+	}
+	if lacking > 0 {
 		return nil, mergeErr("missing shard %s of %d: give every shard's directory (one that died still has its directory)", strings.Join(missing, ", "), n)
 	}
 	return byIndex, nil

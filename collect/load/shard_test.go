@@ -346,6 +346,29 @@ func TestMergeRefusesWhatIsNotOneRun(t *testing.T) {
 	}
 }
 
+// A shard count read from a file is bounded as --shard's is (MaxShards),
+// before a table of that many shards is made, and an error lists a few
+// missing shards, then counts the rest: a hostile count (2e9) neither
+// grows memory without end nor prints megabytes.
+func TestMergeBoundsTheShardCount(t *testing.T) {
+	start := time.Unix(1_800_000_000, 0)
+	lat := []int64{1e6, 2e6}
+	parts := []ShardPart{shardPart(t, start, 0, 2, lat, "plan"), shardPart(t, start, 1, 2, lat, "plan")}
+	for i := range parts {
+		parts[i].Result.Shard.Count = 2_000_000_000
+	}
+	_, _, err := Merge(parts)
+	if !errors.Is(err, ErrMerge) || !strings.Contains(err.Error(), fmt.Sprintf("the count must be in [1, %d]", MaxShards)) {
+		t.Errorf("count 2e9: %v, want ErrMerge naming the bound %d", err, MaxShards)
+	}
+	parts = []ShardPart{shardPart(t, start, 0, MaxShards, lat, "plan"), shardPart(t, start, 1, MaxShards, lat, "plan")}
+	_, _, err = Merge(parts)
+	want := fmt.Sprintf("missing shard 2/%d, 3/%d, 4/%d, 5/%d, 6/%d, and %d more of %d", MaxShards, MaxShards, MaxShards, MaxShards, MaxShards, MaxShards-7, MaxShards)
+	if !errors.Is(err, ErrMerge) || !strings.Contains(err.Error(), want) || len(err.Error()) > 300 {
+		t.Errorf("%d shards, 2 given: %v (%d bytes), want a short error saying %q", MaxShards, err, len(err.Error()), want)
+	}
+}
+
 func TestMergeKeepsTheRestOfALostShard(t *testing.T) {
 	start := time.Unix(1_800_000_000, 0)
 	var parts []ShardPart

@@ -21,6 +21,7 @@ import (
 
 	"github.com/schedscope/schedscope/internal/cond"
 	"github.com/schedscope/schedscope/internal/figures"
+	"github.com/schedscope/schedscope/internal/rundir"
 )
 
 // Options tunes a comparison. The zero value means the defaults.
@@ -59,10 +60,14 @@ type Side struct {
 	// Target is what served the side (its command), when known.
 	Target string `json:"target,omitempty"`
 	// Warnings are the sets' warnings.
-	Warnings []string       `json:"warnings,omitempty"`
-	sets     []*figures.Set // the measurements
-	latency  map[string]*hdrhistogram.Histogram
-	through  [][]figures.Point
+	Warnings []string `json:"warnings,omitempty"`
+	// HLogMismatches are the sets' steady phases whose counts in load.hlog
+	// and results.json disagree (figures.Set.HLogMismatches; each is a
+	// warning too).
+	HLogMismatches []rundir.HLogMismatch `json:"hlog_mismatches,omitempty"`
+	sets           []*figures.Set        // the measurements
+	latency        map[string]*hdrhistogram.Histogram
+	through        [][]figures.Point
 }
 
 // N is how many sets (runs) the side has.
@@ -196,6 +201,7 @@ func newSide(sets []*figures.Set, label string) Side {
 	for _, set := range sets {
 		s.Paths = append(s.Paths, set.Path)
 		s.Warnings = append(s.Warnings, set.Warnings...)
+		s.HLogMismatches = append(s.HLogMismatches, set.HLogMismatches...)
 		for k, h := range set.Latency {
 			if s.latency[k] == nil {
 				s.latency[k] = hdrhistogram.New(h.LowestTrackableValue(), h.HighestTrackableValue(), int(h.SignificantFigures()))

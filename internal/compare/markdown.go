@@ -80,16 +80,8 @@ func WriteReport(c *Comparison, outDir string) ([]string, error) {
 		written = append(written, path)
 	}
 	md := filepath.Join(outDir, ReportFile)
-	f, err := os.Create(md)
-	if err != nil {
+	if err := rundir.WriteFileAtomic(md, func(w io.Writer) error { return renderReport(w, c, plots) }); err != nil {
 		return nil, fmt.Errorf("report: %w", err)
-	}
-	werr := renderReport(f, c, plots)
-	if err := f.Close(); werr == nil && err != nil {
-		werr = err
-	}
-	if werr != nil {
-		return nil, fmt.Errorf("report %s: %w", md, werr)
 	}
 	written = append([]string{md}, written...)
 	if err := removeStale(outDir, written); err != nil {

@@ -68,6 +68,13 @@ func Dir(ctx context.Context, dir string) (*Derived, error) {
 	} else if err := w.RecordFile(rundir.SummaryFile, "human summary"); err != nil {
 		errs = append(errs, err)
 	}
+	if len(errs) > 0 {
+		// The manifest, written last, names the files that are missing
+		// (rundir.Writer remembers them) and is no longer complete.
+		if err := w.UpdateManifest(func(*rundir.Manifest) {}); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	run.Manifest = w.Manifest()
 	return &Derived{Run: run, Analysis: an, Summary: sum.String()}, errors.Join(errs...)
 }

@@ -54,3 +54,27 @@ func TestDirRecordsMetricsProblems(t *testing.T) {
 		t.Errorf("analysis.json: %v, skipped %d", err, written.MetricsSkipped)
 	}
 }
+
+// A derivation whose summary.txt cannot be written (here: a directory
+// holds its name, so the rename fails, as a full disk fails the write)
+// leaves a manifest, written last, that says the run is incomplete and
+// that summary.txt is missing, not one that says complete.
+func TestDirSaysWhatItCouldNotWrite(t *testing.T) {
+	dir := runDir(t, goodLine+"\n")
+	if err := os.MkdirAll(filepath.Join(dir, rundir.SummaryFile, "in-the-way"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Dir(context.Background(), dir); err == nil || !strings.Contains(err.Error(), rundir.SummaryFile) {
+		t.Fatalf("Dir: %v, want an error naming %s", err, rundir.SummaryFile)
+	}
+	var m rundir.Manifest
+	if err := rundir.ReadJSON(filepath.Join(dir, rundir.ManifestFile), &m); err != nil {
+		t.Fatal(err)
+	}
+	if m.Status != rundir.StatusIncomplete || !strings.Contains(m.Reason, rundir.SummaryFile) {
+		t.Errorf("status %q reason %q, want %q naming %s", m.Status, m.Reason, rundir.StatusIncomplete, rundir.SummaryFile)
+	}
+	if len(m.Missing) != 1 || m.Missing[0].File != rundir.SummaryFile {
+		t.Errorf("missing %+v, want %s", m.Missing, rundir.SummaryFile)
+	}
+}

@@ -17,6 +17,7 @@ import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/schedscope/schedscope/internal/cond"
+	"github.com/schedscope/schedscope/internal/rundir"
 )
 
 // Better says which way a figure improves, for a comparison's reader.
@@ -165,6 +166,10 @@ type Set struct {
 	// Warnings say what a reader must know about the figures: an
 	// interrupted run, skipped metrics lines, a phase cut short.
 	Warnings []string `json:"warnings,omitempty"`
+	// HLogMismatches are the steady phases whose counts in load.hlog and
+	// results.json disagree (each has its line in Warnings too): the
+	// typed form, for code to select on.
+	HLogMismatches []rundir.HLogMismatch `json:"hlog_mismatches,omitempty"`
 	// Latency holds each phase group's latency histogram (ns, from intended
 	// send), for percentile plots; Throughput the offered rate against
 	// 2xx/s of each phase or sweep cell (at the recommended GOMAXPROCS).

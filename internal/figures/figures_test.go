@@ -4,7 +4,9 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -148,30 +150,80 @@ func TestReadDamaged(t *testing.T) {
 	}
 }
 
-// ReadHLog splits a log's intervals by the phase comment before them, even
-// when a phase's late intervals come back after the next phase began.
-func TestReadHLogInterleaved(t *testing.T) {
+// A run directory whose load.hlog is a named pipe is read at once, with a
+// warning, its latency percentiles taken from results.json: the HDR log is
+// read through the run directory's checked reader, not opened bare (which
+// would wait for a writer forever).
+func TestReadRunHLogFIFO(t *testing.T) {
+	dir := rundirtest.Write(t, filepath.Join(t.TempDir(), "run"), rundirtest.Run{
+		Phases: []rundirtest.Phase{{Rate: 100, Latencies: rundirtest.Spread(time.Millisecond, 50)}}})
+	hlog := filepath.Join(dir, rundir.HLogFile)
+	if err := os.Remove(hlog); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(hlog, 0o644); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	type result struct {
+		s   *figures.Set
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		s, err := figures.ReadRun(context.Background(), dir)
+		done <- result{s, err}
+	}()
+	select {
+	case r := <-done:
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		if len(r.s.Warnings) != 1 || !strings.Contains(r.s.Warnings[0], "named pipe") {
+			t.Errorf("warnings %q, want one naming the named pipe", r.s.Warnings)
+		}
+		if f := r.s.Group(figures.PhaseKey(0)).Find("p50"); f == nil || f.Value < 0.99e6 || f.Value > 1.01e6 {
+			t.Errorf("p50 %+v, want results.json's 1 ms", f)
+		}
+	case <-time.After(10 * time.Second):
+		if f, err := os.OpenFile(hlog, os.O_WRONLY, 0); err == nil {
+			f.Close() // let the blocked reader go
+		}
+		t.Fatal("ReadRun blocked on a load.hlog that is a named pipe")
+	}
+}
+
+// A load.hlog cut short in a run marked complete disagrees with
+// results.json: the Set says which phase and both counts, as data.
+func TestReadRunHLogMismatch(t *testing.T) {
 	dir := rundirtest.Write(t, filepath.Join(t.TempDir(), "run"), rundirtest.Run{Phases: []rundirtest.Phase{
 		{Rate: 100, Latencies: rundirtest.Spread(10*time.Millisecond, 10)},
 		{Rate: 200, Latencies: rundirtest.Spread(20*time.Millisecond, 20)},
 	}})
-	path := filepath.Join(dir, rundir.HLogFile)
-	b, err := os.ReadFile(path)
+	s, err := figures.ReadRun(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Move phase 1's block after phase 2's: the comment keeps them apart.
-	text := string(b)
-	i, j := strings.Index(text, "#phase 0"), strings.Index(text, "#phase 1")
-	text = text[:i] + text[j:] + text[i:j]
-	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
+	if len(s.HLogMismatches) != 0 {
+		t.Fatalf("whole log: mismatches %+v, want none", s.HLogMismatches)
 	}
-	l, err := figures.ReadHLog(path)
+	// Cut the log before the second phase, as a truncated copy would.
+	hlog := filepath.Join(dir, rundir.HLogFile)
+	b, err := os.ReadFile(hlog)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(l.Phases) != 2 || l.Latency(0).TotalCount() != 10 || l.Latency(1).TotalCount() != 20 {
-		t.Fatalf("%d phases: %d and %d latencies, want 10 and 20", len(l.Phases), l.Latency(0).TotalCount(), l.Latency(1).TotalCount())
+	if err := os.WriteFile(hlog, b[:strings.Index(string(b), "#phase 1")], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err = figures.ReadRun(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []rundir.HLogMismatch{{Phase: 1, Name: "step 2/2", HLog: 0, Results: 20}}
+	if !slices.Equal(s.HLogMismatches, want) {
+		t.Errorf("mismatches %+v, want %+v", s.HLogMismatches, want)
+	}
+	if len(s.Warnings) != 1 {
+		t.Errorf("warnings %q, want the mismatch's", s.Warnings)
 	}
 }

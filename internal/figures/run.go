@@ -34,9 +34,13 @@ func ReadRun(ctx context.Context, dir string) (*Set, error) {
 			return nil, fmt.Errorf("%s: %w", dir, err)
 		}
 	}
-	hl, err := ReadHLog(filepath.Join(dir, rundir.HLogFile))
+	hl, err := rundir.ReadHLog(filepath.Join(dir, rundir.HLogFile))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		s.Warnings = append(s.Warnings, fmt.Sprintf("%s: %v; latency percentiles from results.json", rundir.HLogFile, err))
+		s.Warnings = append(s.Warnings, fmt.Sprintf("%v; latency percentiles from %s", err, rundir.ResultsFile)) // err names the file
+	}
+	s.HLogMismatches = rundir.CheckHLog(hl, run.Result)
+	for _, m := range s.HLogMismatches {
+		s.Warnings = append(s.Warnings, fmt.Sprintf("%s: %s; the latency percentiles are %s's", dir, m, rundir.HLogFile))
 	}
 	s.Identity = runIdentity(run)
 	s.Label = runLabel(run.Manifest, dir)
@@ -64,9 +68,9 @@ func ReadRun(ctx context.Context, dir string) (*Set, error) {
 		if i < len(an.Phases) && an.Phases[i].Name == ph.Name {
 			pf = &an.Phases[i]
 		}
-		g := phaseGroup(i, ph, pf, an, hl.phase(i))
+		g := phaseGroup(i, ph, pf, an, hl.Phase(i))
 		s.Groups = append(s.Groups, g)
-		if h := hl.phase(i).latency; h != nil {
+		if h := hl.Phase(i).Latency; h != nil {
 			s.Latency[g.Key] = h
 		}
 		if ph.OfferedRate > 0 {
@@ -100,7 +104,7 @@ func phaseTitle(i int, ph load.PhaseResult) string {
 // phaseGroup is one steady phase's figures: the load's from results.json
 // and the HDR log, the target's from the derived phase figures (nil when
 // there were none), the exact scheduling latency when the trace lies in it.
-func phaseGroup(i int, ph load.PhaseResult, pf *rundir.PhaseFigures, an *rundir.Analysis, hp hlogPhase) Group {
+func phaseGroup(i int, ph load.PhaseResult, pf *rundir.PhaseFigures, an *rundir.Analysis, hp rundir.HLogPhase) Group {
 	g := Group{Key: PhaseKey(i), Title: phaseTitle(i, ph), Gate: true}
 	add := func(f Figure) { g.Figures = append(g.Figures, f) }
 	dur := func(metric, label string, ns float64, better Better) {
@@ -121,15 +125,15 @@ func phaseGroup(i int, ph load.PhaseResult, pf *rundir.PhaseFigures, an *rundir.
 	}
 	for _, l := range lat {
 		switch {
-		case hp.latency != nil && hp.latency.TotalCount() > 0:
-			dur(l.metric, l.label, float64(valueAt(hp.latency, l.q)), Lower)
+		case hp.Latency != nil && hp.Latency.TotalCount() > 0:
+			dur(l.metric, l.label, float64(valueAt(hp.Latency, l.q)), Lower)
 		case l.fromResult > 0 || ph.Latency.Count > 0:
 			dur(l.metric, l.label, l.fromResult*1e6, Lower)
 		}
 	}
 	switch {
-	case hp.sendLag != nil && hp.sendLag.TotalCount() > 0:
-		dur("send_lag.p99", "send lag p99", float64(hp.sendLag.ValueAtQuantile(99)), Lower)
+	case hp.SendLag != nil && hp.SendLag.TotalCount() > 0:
+		dur("send_lag.p99", "send lag p99", float64(hp.SendLag.ValueAtQuantile(99)), Lower)
 	case ph.Completed > 0:
 		dur("send_lag.p99", "send lag p99", ph.SendLag.P99*1e6, Lower)
 	}

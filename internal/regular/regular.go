@@ -27,7 +27,8 @@ func Open(path string) (*os.File, error) {
 	return os.Open(path)
 }
 
-// Read reads the regular file at path whole (Open).
+// Read reads the regular file at path whole (Open), however large: for a
+// file of a size the caller knows; ReadAtMost for one it does not.
 func Read(path string) ([]byte, error) {
 	f, err := Open(path)
 	if err != nil {
@@ -35,6 +36,48 @@ func Read(path string) ([]byte, error) {
 	}
 	defer f.Close()
 	return io.ReadAll(f)
+}
+
+// ReadAtMost reads the regular file at path whole (Open), refusing one
+// over limit bytes: its size is checked before anything is read, and it
+// is read through an io.LimitReader, so that one growing while read is
+// refused too. The error names the path, its size and the bound:
+// "results.json: 2.0 GiB is over the 256 MiB bound for this file".
+func ReadAtMost(path string, limit int64) ([]byte, error) {
+	f, err := Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err // *PathError names the file
+	}
+	if fi.Size() > limit {
+		return nil, fmt.Errorf("%s: %s is over the %s bound for this file", path, FormatBytes(fi.Size()), FormatBytes(limit))
+	}
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("%s: grew over the %s bound for this file while read", path, FormatBytes(limit))
+	}
+	return b, nil
+}
+
+// FormatBytes writes a size in binary units: "512 B", "256 MiB", "2.1 GiB".
+func FormatBytes(n int64) string {
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"}
+	v, i := float64(n), 0
+	for v >= 1024 && i < len(units)-1 {
+		v /= 1024
+		i++
+	}
+	if v == float64(int64(v)) {
+		return fmt.Sprintf("%d %s", int64(v), units[i])
+	}
+	return fmt.Sprintf("%.1f %s", v, units[i])
 }
 
 // Describe names a file mode's type for an error: "a named pipe (FIFO)".

@@ -5,7 +5,6 @@ import (
 	"image/color"
 	"io"
 	"math"
-	"os"
 	"strconv"
 
 	"gonum.org/v1/plot"
@@ -14,6 +13,7 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/schedscope/schedscope/internal/capacity"
+	"github.com/schedscope/schedscope/internal/rundir"
 )
 
 // Plot size: about 480 x 300 pixels at the default 96 dpi, small enough for
@@ -209,16 +209,9 @@ func SavePlot(path string, p *plot.Plot) error {
 	if err != nil {
 		return fmt.Errorf("plot %s: %w", path, err)
 	}
-	f, err := os.Create(path)
-	if err != nil {
+	// Through a temporary file: a full disk leaves no half-written PNG.
+	if err := rundir.WriteFileAtomic(path, func(w io.Writer) error { _, err := wt.WriteTo(w); return err }); err != nil {
 		return fmt.Errorf("plot: %w", err)
-	}
-	_, werr := wt.WriteTo(f)
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr != nil {
-		return fmt.Errorf("plot %s: %w", path, werr)
 	}
 	return nil
 }
@@ -226,13 +219,8 @@ func SavePlot(path string, p *plot.Plot) error {
 // writeMarkdown creates the report file md and renders it with render; its
 // error names the file.
 func writeMarkdown(md string, render func(io.Writer) error) error {
-	f, err := os.Create(md)
-	if err != nil {
+	if err := rundir.WriteFileAtomic(md, render); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
-	werr := render(f)
-	if err := f.Close(); werr == nil && err != nil {
-		werr = fmt.Errorf("report %s: %w", md, err)
-	}
-	return werr
+	return nil
 }

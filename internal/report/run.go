@@ -25,13 +25,18 @@ import (
 const maxProblemLines = 10
 
 // Warnings are the lines a command prints about r's data: one per
-// metrics.jsonl line skipped (the first maxProblemLines, then a count). A
+// metrics.jsonl line skipped (the first maxProblemLines, then a count), one
+// per steady phase whose counts in load.hlog and results.json disagree. A
 // last line cut by a killed run is not a warning: the report notes it.
 func (r *RunReport) Warnings() []string {
-	if !r.MetricsProblems.Lost() {
-		return nil
+	var out []string
+	if r.MetricsProblems.Lost() {
+		out = r.MetricsProblems.Lines(maxProblemLines)
 	}
-	return r.MetricsProblems.Lines(maxProblemLines)
+	for _, m := range r.HLogMismatches {
+		out = append(out, fmt.Sprintf("%s; the report's latency percentiles are %s's", m, rundir.ResultsFile))
+	}
+	return out
 }
 
 // Plot file names of a run report.
@@ -49,6 +54,9 @@ type RunReport struct {
 	// MetricsProblems are metrics.jsonl's lines that were skipped, where
 	// and why; the report says so, and the plots use Points alone.
 	MetricsProblems rundir.MetricsProblems
+	// HLogMismatches are the steady phases whose counts in load.hlog and
+	// results.json disagree: one of the two is not the run's whole record.
+	HLogMismatches []rundir.HLogMismatch
 	// Analysis is analysis.json (nil before derivation): the diagnosis and
 	// the request anatomy come from it.
 	Analysis *rundir.Analysis
@@ -70,6 +78,11 @@ func WriteRun(dir, outDir string) (*RunReport, error) {
 		return nil, err
 	}
 	r := &RunReport{Dir: dir, Manifest: run.Manifest, Result: run.Result, Points: run.Lines, MetricsProblems: run.MetricsProblems, Analysis: run.Analysis}
+	if hl, err := rundir.ReadHLog(filepath.Join(dir, rundir.HLogFile)); err == nil {
+		// The report reads results.json alone; a log that is absent or
+		// does not parse contradicts nothing it shows.
+		r.HLogMismatches = rundir.CheckHLog(hl, run.Result)
+	}
 	if outDir == "" {
 		outDir = dir
 	}

@@ -4,11 +4,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/schedscope/schedscope/collect/load"
 	"github.com/schedscope/schedscope/internal/rundir"
+	"github.com/schedscope/schedscope/internal/rundir/rundirtest"
 )
 
 func TestWriteRun(t *testing.T) {
@@ -116,4 +119,36 @@ func TestWriteRunCorruptMetrics(t *testing.T) {
 
 func okLine(i int) string {
 	return fmt.Sprintf(`{"t_s":%d,"load":{"kind":"steady","p50_ms":5,"p99_ms":9},"target":{"goroutines":10,"threads":5}}`, i)
+}
+
+// A load.hlog that disagrees with results.json (cut short in a run marked
+// complete) is a warning of the report, carried as data.
+func TestWriteRunHLogMismatch(t *testing.T) {
+	dir := rundirtest.Write(t, filepath.Join(t.TempDir(), "run"), rundirtest.Run{Phases: []rundirtest.Phase{
+		{Rate: 100, Latencies: rundirtest.Spread(10*time.Millisecond, 10)},
+		{Rate: 200, Latencies: rundirtest.Spread(20*time.Millisecond, 20)},
+	}})
+	r, err := WriteRun(dir, filepath.Join(t.TempDir(), "report"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.HLogMismatches) != 0 || len(r.Warnings()) != 0 {
+		t.Fatalf("whole log: mismatches %+v warnings %q, want none", r.HLogMismatches, r.Warnings())
+	}
+	hlog := filepath.Join(dir, rundir.HLogFile)
+	b, err := os.ReadFile(hlog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(hlog, b[:strings.Index(string(b), "#phase 1")], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err = WriteRun(dir, filepath.Join(t.TempDir(), "report"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []rundir.HLogMismatch{{Phase: 1, Name: "step 2/2", HLog: 0, Results: 20}}
+	if !slices.Equal(r.HLogMismatches, want) || len(r.Warnings()) != 1 {
+		t.Errorf("mismatches %+v warnings %q, want %+v and its warning", r.HLogMismatches, r.Warnings(), want)
+	}
 }

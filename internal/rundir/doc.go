@@ -18,16 +18,21 @@
 //     (Repeat) and run-01 ... run-NN, one run directory each, the samples
 //     of one side of `schedscope compare`.
 //
-// Writers (Create, Open, Writer) write whole files through a rename and
-// append lines with single writes, so a reader never sees half a document
-// and a killed run leaves whole lines. Readers (ReadRun, ReadSweep,
-// ReadMetrics, ReadRequests, FindTrace) are the only code that reads these
-// files.
+// Writers (Create, Open, Writer, WriteJSONFile) write whole files through
+// WriteFileAtomic (a temporary file in the same directory, synced, then
+// renamed) and append lines with single writes, so a reader never sees
+// half a document, a full disk leaves no half-written file, and a killed
+// run leaves whole lines. A file that could not be written is named in
+// every manifest written after it, which then says StatusIncomplete rather
+// than StatusComplete. Readers (ReadRun, ReadSweep, ReadRepeat,
+// ReadMetrics, ReadRequests, ReadHLog, ReadFile, FindTrace) are the only
+// code that reads these files.
 // DirKindOf tells the kinds of directory apart, so no command writes into a
 // directory of another kind (CheckNewRunDir).
 //
 // Readers read regular files only (package regular), so a named pipe never
-// blocks them.
+// blocks them, and a file they read whole within its bound (MaxFileBytes),
+// so a corrupt one of gigabytes is refused before it is allocated.
 //
 // Kind is the one taxonomy of conclusions (findings, ceilings, live notes,
 // the load generator's verdicts, a sweep's limits): code selects on it,

@@ -75,19 +75,6 @@ func ReadRun(dir string) (*Run, error) {
 	return r, nil
 }
 
-// ReadJSON decodes the JSON file at path into v; its error names the file
-// and wraps fs.ErrNotExist when it is absent.
-func ReadJSON(path string, v any) error {
-	b, err := regular.Read(path)
-	if err != nil {
-		return err // names the file
-	}
-	if err := json.Unmarshal(b, v); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	return nil
-}
-
 // MaxMetricsLine is the longest metrics.jsonl line ReadMetrics decodes; a
 // longer one is skipped (a poll's line is a few kilobytes).
 const MaxMetricsLine = 16 << 20
@@ -253,6 +240,13 @@ func Open(dir string) (*Writer, error) {
 			return nil, fmt.Errorf("%s: not a run directory (no %s)", dir, ManifestFile)
 		}
 		return nil, err
+	}
+	// The files an earlier writer could not write are still unwritten
+	// until this one writes them.
+	for _, m := range w.manifest.Missing {
+		if m.File != "" {
+			w.unwritten = append(w.unwritten, m)
+		}
 	}
 	return w, nil
 }

@@ -5,11 +5,14 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/schedscope/schedscope/internal/rundir"
+	"github.com/schedscope/schedscope/internal/rundir/rundirtest"
 )
 
 func metricsLine(t *testing.T, ts float64) []byte {
@@ -100,3 +103,63 @@ func TestMetricsProblemsLines(t *testing.T) {
 }
 
 func concat(bs ...[]byte) []byte { return bytes.Join(bs, nil) }
+
+// Every file a reader reads whole has a bound, checked before anything is
+// read: a sparse file of gigabytes is refused at once, in one line naming
+// the file, its size and the bound, without allocating its size.
+func TestReadersBoundFiles(t *testing.T) {
+	const huge = 2 << 30 // sparse: no disk, and no memory if never read
+	sparse := func(t *testing.T, path string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Truncate(huge); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+	run := func(t *testing.T) string {
+		return rundirtest.Write(t, filepath.Join(t.TempDir(), "run"), rundirtest.Run{
+			Phases: []rundirtest.Phase{{Rate: 100, Latencies: rundirtest.Spread(time.Millisecond, 10)}}})
+	}
+	for _, tc := range []struct {
+		file, bound string
+		read        func(dir string) error
+	}{
+		{rundir.ResultsFile, "256 MiB", func(dir string) error { _, err := rundir.ReadRun(dir); return err }},
+		{rundir.AnalysisFile, "256 MiB", func(dir string) error { _, err := rundir.ReadRun(dir); return err }},
+		{rundir.ManifestFile, "16 MiB", func(dir string) error { _, err := rundir.ReadRun(dir); return err }},
+		{rundir.ManifestFile, "16 MiB", func(dir string) error { _, err := rundir.ReadShardPart(dir); return err }},
+		{rundir.SweepFile, "16 MiB", func(dir string) error { _, err := rundir.ReadSweep(dir); return err }},
+		{filepath.Join(rundir.StepsDir, "step.json"), "16 MiB", func(dir string) error {
+			if err := rundir.WriteSweepPlan(dir, rundir.SweepPlan{Version: rundir.SweepVersion}); err != nil {
+				t.Fatal(err)
+			}
+			_, err := rundir.ReadSweep(dir)
+			return err
+		}},
+		{rundir.RepeatFile, "16 MiB", func(dir string) error { _, err := rundir.ReadRepeat(dir); return err }},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			dir := run(t)
+			path := filepath.Join(dir, tc.file)
+			sparse(t, path)
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			err := tc.read(dir)
+			runtime.ReadMemStats(&after)
+			want := path + ": 2 GiB is over the " + tc.bound + " bound for this file"
+			if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("%v, want one line saying %q", err, want)
+			}
+			if grew := after.TotalAlloc - before.TotalAlloc; grew > 64<<20 {
+				t.Errorf("refusing it allocated %d MiB", grew>>20)
+			}
+		})
+	}
+}

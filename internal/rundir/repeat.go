@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/schedscope/schedscope/internal/redact"
-	"github.com/schedscope/schedscope/internal/regular"
 )
 
 // RepeatFile is the file that makes a directory a repeat directory: the
@@ -61,7 +60,7 @@ func WriteRepeat(dir string, r Repeat) error {
 // ReadRepeat reads a repeat directory's repeat.json. Its runs are not read;
 // RunDirs gives their paths.
 func ReadRepeat(dir string) (*Repeat, error) {
-	b, err := regular.Read(filepath.Join(dir, RepeatFile))
+	b, err := ReadFile(filepath.Join(dir, RepeatFile))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("%s: not a repeat directory (no %s)", dir, RepeatFile)

@@ -1,15 +1,17 @@
 package rundir
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/schedscope/schedscope/collect/load"
@@ -48,17 +50,28 @@ const (
 	// StatusInterrupted: Ctrl-C, a target that died, or a failure stopped the
 	// run early; every file holds what was measured until then.
 	StatusInterrupted = "interrupted"
+	// StatusIncomplete: the plan ran to its end, but files could not be
+	// written whole (a full disk): Manifest.Missing names each, with its
+	// File set, and Reason lists them.
+	StatusIncomplete = "incomplete"
 )
 
 // Writer writes a run directory. Every file is either appended as measured
 // (metrics.jsonl, load.hlog, trace.out while it streams) or written whole
-// through a temporary file and a rename, so a reader never sees half a JSON
-// document. Its methods are safe for concurrent use.
+// through WriteFileAtomic, so a reader never sees half a JSON document. A
+// file that could not be written (or appended to the end) is remembered,
+// and every manifest written after says so: a Missing entry naming the
+// file, and StatusIncomplete in place of StatusComplete, so that the
+// manifest, written last, never calls complete a directory that lacks a
+// file. Its methods are safe for concurrent use.
 type Writer struct {
 	dir string
 
 	mu       sync.Mutex
 	manifest Manifest
+	// unwritten are the files whose last write failed, by name, in the
+	// order they failed.
+	unwritten []Missing
 }
 
 // Create creates the run directory dir (it must not exist, or be empty:
@@ -80,40 +93,70 @@ func (d *Writer) Path(name string) string { return filepath.Join(d.dir, name) }
 // Dir returns the directory.
 func (d *Writer) Dir() string { return d.dir }
 
-// WriteFile writes name whole: to a temporary file first, then renamed.
+// WriteFile writes name whole (WriteFileAtomic). A failure is remembered
+// for the manifests written after (see Writer); a later success forgets it.
 func (d *Writer) WriteFile(name string, write func(io.Writer) error) error {
-	tmp, err := os.CreateTemp(d.dir, "."+name+".*")
+	err := WriteFileAtomic(d.Path(name), write)
+	d.noteWrite(name, err)
 	if err != nil {
 		return fmt.Errorf("run directory: %w", err)
-	}
-	bw := bufio.NewWriter(tmp)
-	err = tmp.Chmod(0o644) // CreateTemp makes it private; a run directory is for reading
-	if err == nil {
-		err = write(bw)
-	}
-	if err == nil {
-		err = bw.Flush()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), d.Path(name))
-	}
-	if err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("run directory: writing %s: %w", name, err)
 	}
 	return nil
 }
 
-// WriteJSON writes v as indented JSON to name, whole.
+// noteWrite remembers whether name's last write failed (err != nil).
+func (d *Writer) noteWrite(name string, err error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.unwritten = slices.DeleteFunc(d.unwritten, func(m Missing) bool { return m.File == name })
+	if err != nil {
+		// The system's reason alone ("no space left on device") when
+		// there is one: the manifest that says it may have to fit in the
+		// old one's bytes (UpdateManifest on a full disk).
+		why := err.Error()
+		var errno syscall.Errno
+		if errors.As(err, &errno) {
+			why = errno.Error()
+		}
+		d.unwritten = append(d.unwritten, Missing{What: name, File: name, Why: "not written: " + why})
+	}
+}
+
+// withUnwritten returns m saying what d could not write: its Missing
+// entries for files are d.unwritten's, and a complete status becomes
+// StatusIncomplete (and back, once every file is written); the caller
+// holds mu.
+func (d *Writer) withUnwritten(m Manifest) Manifest {
+	missing := slices.DeleteFunc(slices.Clone(m.Missing), func(x Missing) bool { return x.File != "" })
+	m.Missing = append(missing, d.unwritten...)
+	if len(m.Missing) == 0 {
+		m.Missing = nil
+	}
+	switch {
+	case len(d.unwritten) > 0 && (m.Status == StatusComplete || m.Status == StatusIncomplete):
+		names := make([]string, len(d.unwritten))
+		for i, x := range d.unwritten {
+			names[i] = x.File
+		}
+		m.Status, m.Reason = StatusIncomplete, "the plan ran to its end, but these files could not be written: "+strings.Join(names, ", ")
+	case len(d.unwritten) == 0 && m.Status == StatusIncomplete:
+		m.Status, m.Reason = StatusComplete, ""
+	}
+	return m
+}
+
+// WriteJSON writes v as indented JSON to name, whole (WriteFile).
 func (d *Writer) WriteJSON(name string, v any) error {
-	return d.WriteFile(name, func(w io.Writer) error {
+	return d.WriteFile(name, encodeJSON(v))
+}
+
+// encodeJSON writes v as indented JSON.
+func encodeJSON(v any) func(io.Writer) error {
+	return func(w io.Writer) error {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(v)
-	})
+	}
 }
 
 // UpdateManifest applies change and rewrites manifest.json, redacted (see
@@ -122,9 +165,49 @@ func (d *Writer) UpdateManifest(change func(m *Manifest)) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	change(&d.manifest)
-	d.manifest = d.manifest.Redacted()
+	d.manifest = d.withUnwritten(d.manifest).Redacted()
 	sort.Slice(d.manifest.Files, func(i, j int) bool { return d.manifest.Files[i].Name < d.manifest.Files[j].Name })
-	return d.WriteJSON(ManifestFile, d.manifest)
+	// Not through WriteFile: the manifest is what says which files failed.
+	err := WriteFileAtomic(d.Path(ManifestFile), encodeJSON(d.manifest))
+	if errors.Is(err, syscall.ENOSPC) {
+		// A full disk has no room for the new manifest beside the old
+		// one, and the old one may say complete while files are missing:
+		// write it over the old one, compact, when it fits in the old
+		// one's bytes (which needs no new block).
+		if b, merr := json.Marshal(d.manifest); merr == nil && overwriteWithin(d.Path(ManifestFile), append(b, '\n')) == nil {
+			return nil
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("run directory: %w", err)
+	}
+	return nil
+}
+
+// overwriteWithin writes b over the file at path from its start and cuts
+// the file to len(b), when b is no longer than the file is: the disk
+// needs no new block for it (the disk being full). Unlike WriteFileAtomic
+// it is not atomic: a crash in the middle leaves a cut file, the price of
+// saying what is missing at all on a full disk.
+func overwriteWithin(path string, b []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	fi, err := f.Stat()
+	if err == nil && int64(len(b)) > fi.Size() {
+		err = fmt.Errorf("%s: %d bytes do not fit in the %d of the file", path, len(b), fi.Size())
+	}
+	if err == nil {
+		_, err = f.WriteAt(b, 0)
+	}
+	if err == nil {
+		err = f.Truncate(int64(len(b)))
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	return errors.Join(err, f.Close())
 }
 
 // RecordFile adds (or replaces) a file's entry in the manifest, with its
@@ -167,6 +250,9 @@ type Appender struct {
 	mu  sync.Mutex
 	f   *os.File
 	err error
+	// failed tells the directory's Writer of the first error (nil for
+	// none), so its manifests say the file was cut short.
+	failed func(error)
 }
 
 // CreateAppender creates name (truncating it) for appending.
@@ -175,7 +261,7 @@ func (d *Writer) CreateAppender(name string) (*Appender, error) {
 	if err != nil {
 		return nil, fmt.Errorf("run directory: %w", err)
 	}
-	return &Appender{f: f}, nil
+	return &Appender{f: f, failed: func(err error) { d.noteWrite(name, err) }}, nil
 }
 
 // Write appends p; after the first error every call returns it.
@@ -188,6 +274,9 @@ func (a *Appender) Write(p []byte) (int, error) {
 	n, err := a.f.Write(p)
 	if err != nil {
 		a.err = fmt.Errorf("writing %s: %w", a.f.Name(), err)
+		if a.failed != nil {
+			a.failed(fmt.Errorf("cut short: %w", a.err))
+		}
 	}
 	return n, a.err
 }
@@ -211,7 +300,11 @@ func (a *Appender) Close() error {
 		return a.err
 	}
 	if err != nil && !errors.Is(err, os.ErrClosed) {
-		return fmt.Errorf("closing %s: %w", a.f.Name(), err)
+		a.err = fmt.Errorf("closing %s: %w", a.f.Name(), err)
+		if a.failed != nil {
+			a.failed(a.err)
+		}
+		return a.err
 	}
 	return nil
 }
@@ -303,7 +396,7 @@ func (m Manifest) Redacted() Manifest {
 	if m.Missing != nil {
 		missing := make([]Missing, len(m.Missing))
 		for i, x := range m.Missing {
-			missing[i] = Missing{What: x.What, Why: redact.Text(x.Why)}
+			missing[i] = Missing{What: x.What, Why: redact.Text(x.Why), File: x.File}
 		}
 		m.Missing = missing
 	}
@@ -404,4 +497,7 @@ const (
 type Missing struct {
 	What string `json:"what"`
 	Why  string `json:"why"`
+	// File is set when what is missing is a file of the directory that
+	// could not be written whole (a full disk): its name.
+	File string `json:"file,omitempty"`
 }

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/schedscope/schedscope/collect/load"
-	"github.com/schedscope/schedscope/internal/regular"
 )
 
 // ReadShardPart reads one shard's results directory (`schedscope load
@@ -37,20 +36,14 @@ func ReadShardPart(dir string) (load.ShardPart, error) {
 	case p.Shard == nil:
 		return p, fmt.Errorf("%s: not a shard's directory: its run had no --shard", dir)
 	}
-	path := filepath.Join(dir, HLogFile)
-	f, err := regular.Open(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return p, nil
-	case err != nil:
+	// A line cut by a dying shard ends its log.
+	_, err = ScanHLog(filepath.Join(dir, HLogFile), func(e load.HLogEntry) error {
+		p.Intervals = append(p.Intervals, e)
+		return nil
+	})
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return p, err
 	}
-	defer f.Close()
-	entries, _, err := load.ReadHLog(f) // a line cut by a dying shard ends its log
-	if err != nil {
-		return p, fmt.Errorf("%s: %w", path, err)
-	}
-	p.Intervals = entries
 	return p, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math"
 	"os"
@@ -559,7 +560,7 @@ func (s *Sweep) Remaining() []StepKey {
 func ReadSweep(dir string) (*Sweep, error) {
 	var s Sweep
 	s.Dir = dir
-	b, err := regular.Read(filepath.Join(dir, SweepFile))
+	b, err := ReadFile(filepath.Join(dir, SweepFile))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("%s: not a sweep directory (no %s)", dir, SweepFile)
@@ -586,7 +587,7 @@ func ReadSweep(dir string) (*Sweep, error) {
 			continue
 		}
 		path := filepath.Join(dir, StepsDir, e.Name())
-		b, err := regular.Read(path)
+		b, err := regular.ReadAtMost(path, MaxSweepStepBytes)
 		if err != nil {
 			return nil, fmt.Errorf("sweep step: %w", err)
 		}
@@ -626,29 +627,15 @@ func WriteSweepPlan(dir string, p SweepPlan) error {
 	return WriteJSONFile(filepath.Join(dir, SweepFile), p.Redacted())
 }
 
-// WriteJSONFile writes v to path atomically: a temporary file in the same
-// directory, synced, then renamed over path.
+// WriteJSONFile writes v as indented JSON to path atomically
+// (WriteFileAtomic).
 func WriteJSONFile(path string, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
-	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	tmp := f.Name()
-	_, werr := f.Write(append(b, '\n'))
-	merr := f.Chmod(0o644) // CreateTemp makes it 0600
-	serr := f.Sync()
-	cerr := f.Close()
-	if err := errors.Join(werr, merr, serr, cerr); err != nil {
-		_ = os.Remove(tmp)
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		_ = os.Remove(tmp)
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	return nil
+	return WriteFileAtomic(path, func(w io.Writer) error {
+		_, err := w.Write(append(b, '\n'))
+		return err
+	})
 }
