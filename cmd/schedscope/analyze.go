@@ -101,7 +101,7 @@ func runAnalyze(ctx context.Context, s *stdio, args []string) error {
 	opts := analyze.Options{PinThreshold: *pin, Sleep: *sleep}
 	if *browse {
 		if path == "-" || !tui.IsTerminal(s.out) {
-			return usageErr("--tui needs a trace file or run directory, and a terminal")
+			return usageErr("--tui needs a trace file or run directory, and a terminal that draws a full screen (TERM set, not dumb)")
 		}
 		_, err := tui.RunBrowser(ctx, tui.Terminal{In: s.in, Out: s.out}, path, opts)
 		var trunc *analyze.TruncatedError
