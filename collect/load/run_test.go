@@ -105,6 +105,13 @@ func hasVerdict(p PhaseResult, k VerdictKind) *Verdict {
 // A target that stalls for 100 ms at the start of every 500 ms: in the open
 // model the requests due during a stall wait for it, so the stall shows at
 // p99 (coordinated omission would hide it) while the median stays fast.
+// The checks are per request and exact, from the run's records and the
+// stall windows on the target's clock (the same clock): every open-model
+// request due in a stall is charged at least the rest of it, however late
+// the generator sent it; the closed model's one user has at most one
+// request in flight per stall. (Comparing the closed model's p99 with half
+// the open model's failed when a busy machine made the closed user so slow
+// that its one request per stall was over 1 % of its requests.)
 func TestOpenModelShowsStallAtP99(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a 2.5 s loopback load with a stall")
@@ -117,13 +124,37 @@ func TestOpenModelShowsStallAtP99(t *testing.T) {
 		}
 		w.Write([]byte("ok\n"))
 	}))
-	res := mustRun(t, Config{URL: srv.URL, Rate: 500, Duration: 1500 * time.Millisecond})
+	// inStall returns the end of the stall that unix ns t falls in (on
+	// the target's clock), or 0.
+	inStall := func(t int64) int64 {
+		in := time.Duration(t - start.UnixNano())
+		if in < 0 || in%period >= stall {
+			return 0
+		}
+		return start.UnixNano() + int64(in-in%period+stall)
+	}
+	const slack = int64(time.Millisecond) // rounding between the two clocks' readings
+	res := mustRun(t, Config{URL: srv.URL, Rate: 500, Duration: 1500 * time.Millisecond, RecordRequests: true})
 	p := one(t, res)
 	if p.OK != p.Planned || p.NotSent != 0 {
 		t.Fatalf("planned %d sent %d not sent %d ok %d: want every request answered", p.Planned, p.Sent, p.NotSent, p.OK)
 	}
-	// About 20 % of requests fall in a stall, waiting 0-100 ms: p99 is
-	// about 95 ms.
+	due := 0
+	for _, q := range res.Requests {
+		if end := inStall(q.IntendedUnixNs); end != 0 {
+			due++
+			if done := q.IntendedUnixNs + q.LatencyNs; done < end-slack {
+				t.Errorf("request %d due %v into a stall ended %v before it: its latency %v leaves out the wait", q.Seq,
+					time.Duration(q.IntendedUnixNs-start.UnixNano())%period, time.Duration(end-done), time.Duration(q.LatencyNs))
+			}
+		}
+	}
+	// 500 req/s for 1.5 s, 100 ms of every 500: 150 due in stalls, 20 %.
+	// A stall's requests wait 0-100 ms: p99 about 95 ms, max about 100
+	// (noise only raises both).
+	if due < 100 {
+		t.Errorf("%d of %d requests due in a stall, want about 150", due, len(res.Requests))
+	}
 	if p.Latency.P99 < 60 {
 		t.Errorf("latency p99 = %.1f ms, want the 100 ms stall to show (>= 60 ms)", p.Latency.P99)
 	}
@@ -132,11 +163,23 @@ func TestOpenModelShowsStallAtP99(t *testing.T) {
 	}
 	// The contrast: one closed-model user waits out each stall with a single
 	// request, so the stall hardly shows in its percentiles (coordinated
-	// omission).
-	closed := one(t, mustRun(t, Config{URL: srv.URL, Users: 1, Duration: time.Second}))
-	if closed.Latency.P99 > p.Latency.P99/2 {
-		t.Errorf("closed model p99 = %.1f ms, open p99 = %.1f ms: want the closed model to hide the stall", closed.Latency.P99, p.Latency.P99)
+	// omission): it sends at most one request in each stall, since that
+	// request ends after the stall and the next one is sent after it.
+	cres := mustRun(t, Config{URL: srv.URL, Users: 1, Duration: time.Second, RecordRequests: true})
+	closed := one(t, cres)
+	inEach := map[int64]int{} // by the stall's end
+	for _, q := range cres.Requests {
+		if end := inStall(q.SentUnixNs); end != 0 {
+			inEach[end]++
+		}
 	}
+	for end, n := range inEach {
+		if n > 1 {
+			t.Errorf("closed model: one user sent %d requests in the stall ending %v into the run", n, time.Duration(end-start.UnixNano()))
+		}
+	}
+	t.Logf("open: %d of %d requests due in a stall, p99 %.1f ms; closed: %d requests, %d sent in a stall, p99 %.1f ms",
+		due, len(res.Requests), p.Latency.P99, len(cres.Requests), len(inEach), closed.Latency.P99)
 }
 
 // A slow target and a small cap: requests due while the cap is full are not
@@ -220,9 +263,14 @@ func TestTimeoutsCounted(t *testing.T) {
 		if p.OK != 0 || p.Errors.Connection != 0 || p.Errors.Other != 0 {
 			t.Errorf("ok %d connection %d other %d, want only timeouts", p.OK, p.Errors.Connection, p.Errors.Other)
 		}
-		// Timeouts are timed: at about the timeout.
-		if p.Latency.P50 < 90 || p.Latency.P50 > 400 {
-			t.Errorf("timed-out latency p50 = %.1f ms, want about 100", p.Latency.P50)
+		// Timeouts are timed: at about the timeout. Never before it (from
+		// the send; HDR's 3 digits aside), and not much after it but for
+		// the generator's own lateness, which its send lag measures in the
+		// same run (a busy machine delays noticing a deadline as it
+		// delays a send; a 400-ms bound on the latency alone did not
+		// allow for it).
+		if svc, late := p.Service.P50, p.SendLag.Max; svc < 99.9 || svc > 400+late {
+			t.Errorf("timed-out service time p50 = %.1f ms (send lag max %.1f ms), want about 100", svc, late)
 		}
 		if hasVerdict(p, Errors) == nil {
 			t.Errorf("no errors verdict in %v", p.Verdicts)
@@ -503,7 +551,9 @@ func TestInterruptKeepsPartialResult(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if took := time.Since(t0); took > 2*time.Second {
+		// Not stopped, it would run 10 s (two 5-s phases); stopped, it
+		// ends about 0.3 s in: the bound is far from both.
+		if took := time.Since(t0); took > 5*time.Second {
 			t.Errorf("Run took %v after cancellation, want it to stop at once", took)
 		}
 		p := one(t, res)
@@ -511,7 +561,7 @@ func TestInterruptKeepsPartialResult(t *testing.T) {
 			t.Errorf("interrupted %v sent %d unfinished %d errors %d: want the abandoned requests unfinished, not errors",
 				res.Interrupted, p.Sent, p.Unfinished, p.Errors.Total())
 		}
-		if p.DurationS > 1 {
+		if p.DurationS > 2.5 { // half the 5-s phase; it was cut about 0.3 s in
 			t.Errorf("interrupted phase lasted %.2f s, want its measured part only", p.DurationS)
 		}
 		var buf bytes.Buffer
