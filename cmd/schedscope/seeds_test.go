@@ -156,16 +156,18 @@ func TestSeedFanoutWidePool(t *testing.T) {
 	if bounded.Ceiling > 115 { // the pool's cap: noise only lowers it
 		t.Errorf("the bounded model's ceiling %.1f, want about 10 / 0.1 s = 100", bounded.Ceiling)
 	}
-	// Counted, not 2xx/s (which a late last completion lowers): with no
-	// cap on its goroutines, noise makes its requests slower, not fewer.
-	if c := cellAt(t, unbounded, 150); c.OK != c.Planned || c.Errors > 0 {
-		t.Errorf("the goroutine model at 150 req/s: %d of %d answered, %d errors (%.1f 2xx/s); want all served", c.OK, c.Planned, c.Errors, c.OKPerSec)
-	}
 	// 80 of the cap's 100: a 25 % stretch of the pool's 100-ms calls.
-	skipIfMachineHeld(t, bounded.Cells...)
+	skipIfMachineHeld(t, append(append([]capacity.Cell(nil), bounded.Cells...), unbounded.Cells...)...)
 	if bounded.Ceiling < 80 {
 		t.Errorf("the bounded model's ceiling %.1f, want about 10 / 0.1 s = 100", bounded.Ceiling)
 	}
+	// Counted, not 2xx/s (which a late last completion lowers). Noise
+	// does lose requests here (116 of 750 timed out with the machine 100 %
+	// busy), so this comes after the control.
+	if c := cellAt(t, unbounded, 150); c.OK != c.Planned || c.Errors > 0 {
+		t.Errorf("the goroutine model at 150 req/s: %d of %d answered, %d errors (%.1f 2xx/s); want all served", c.OK, c.Planned, c.Errors, c.OKPerSec)
+	}
+
 }
 
 // Seed 000, the database pool: a pool too small for the offered rate
