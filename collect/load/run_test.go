@@ -198,7 +198,9 @@ func TestNotSentAccounting(t *testing.T) {
 		if p.Sent+p.NotSent != p.Planned {
 			t.Errorf("sent %d + not sent %d != planned %d", p.Sent, p.NotSent, p.Planned)
 		}
-		// 5 slots x 1 s / 0.2 s = 25 requests fit, plus the first 5.
+		// 5 slots x 1 s / 0.2 s = 25 requests fit, plus the first 5. The
+		// upper bound is the cap's (a sleep is never short); below, the
+		// sleeps would have to overshoot by 300 ms on average.
 		if p.Sent < 15 || p.Sent > 35 {
 			t.Errorf("sent = %d, want about 25-30 (5 slots of 200 ms for 1 s)", p.Sent)
 		}
@@ -239,9 +241,13 @@ func TestClosedModelCeilingVerdict(t *testing.T) {
 		if v == nil {
 			t.Fatalf("no closed-model ceiling verdict in %v", p.Verdicts)
 		}
+		// The ceiling is the users over the phase's own mean latency,
+		// exactly, and never above 4 / 20 ms (the sleep is never short);
+		// how far below depends on how late a busy machine wakes the
+		// sleeps, so that is not bounded (it was: at least 100 req/s).
 		ceiling := v.Numbers["ceiling_per_s"]
-		if ceiling < 100 || ceiling > 205 {
-			t.Errorf("ceiling = %.0f req/s, want about 4 / 0.02 s = 200", ceiling)
+		if want := 4 / (p.Latency.Mean / 1000); math.Abs(ceiling-want) > 1e-9*want || ceiling > 205 {
+			t.Errorf("ceiling = %.0f req/s, want 4 / the mean latency %.3f ms = %.0f, at most 4 / 0.02 s = 200", ceiling, p.Latency.Mean, want)
 		}
 		if r := v.Numbers["ratio"]; r < 0.75 || r > 1.1 {
 			t.Errorf("throughput / ceiling = %.2f, want about 1: a closed model measures its users", r)
