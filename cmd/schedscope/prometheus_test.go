@@ -371,6 +371,8 @@ func TestPrometheusEndToEnd(t *testing.T) {
 	check("workers mean in use", fmt.Sprintf("avg of %s[phase]", q), sum/samples, workers.MeanInUse, float64(workers.Size)*weight)
 	q = `last_over_time(schedscope_pool_size{job="fixture",pool="workers"}[1m])`
 	check("workers size", q, prom.scalar(q, end), float64(workers.Size), 0)
+	// 0.6 CPUs of demand under 0.5: the pool queues; a busy machine
+	// slows the fixture further, so noise only raises this share.
 	if workers.SaturatedShare < 0.5 {
 		t.Errorf("the pool of 4 at 300/s x 2 ms under 0.5 CPU was saturated in only %.0f %% of the run's polls", 100*workers.SaturatedShare)
 	}
@@ -414,8 +416,16 @@ func TestPrometheusEndToEnd(t *testing.T) {
 	periods, _ := prom.window(qp, t0, t1)
 	check("throttled periods", qt+"[phase]", throttled, float64(cg.ThrottledPeriods), slack)
 	check("throttled share", qt+"[phase] / "+qp+"[phase]", throttled/periods, cg.ThrottledShare, slack/float64(cg.Periods))
+	// Throttled only if the machine let the fixture reach its quota
+	// (0.6 CPUs of demand): other processes holding the CPUs keep it
+	// under, and noise pushes the share down. The control is its use of
+	// the quota; the comparisons with Prometheus above are exact or within
+	// the windows' offsets and always run.
+	if cg.UseOfLimit < 0.9 {
+		t.Skipf("the fixture used %.0f %% of its 0.5-CPU quota at 0.6 CPUs of demand (throttled in %.0f %% of periods): the machine, not the quota, limited it", 100*cg.UseOfLimit, 100*cg.ThrottledShare)
+	}
 	if cg.ThrottledShare < 0.3 {
-		t.Errorf("300/s x 2 ms under 0.5 CPU throttled in only %.0f %% of periods", 100*cg.ThrottledShare)
+		t.Errorf("300/s x 2 ms under 0.5 CPU throttled in only %.0f %% of periods (%.0f %% of the quota used)", 100*cg.ThrottledShare, 100*cg.UseOfLimit)
 	}
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -93,6 +94,29 @@ func cellAt(t *testing.T, l capacity.Level, x float64) capacity.Cell {
 	return capacity.Cell{}
 }
 
+// skipIfMachineHeld is the control of the recipes' shapes that noise
+// pushes towards failing (a throughput at least so high, no errors, a
+// latency at most so long): it skips t, printing the cells' figures, when
+// the machine's CPUs were at least 90 % busy in any of cells, whoever used
+// them. Then other processes held the CPUs the fixture and the generator
+// needed (a recipe's own load needs well under that on 2 CPUs), and the
+// figures measure the machine. The checks that noise pushes towards
+// passing (a ceiling's upper bound, errors where a pool must refuse) come
+// before it and always run.
+func skipIfMachineHeld(t *testing.T, cells ...capacity.Cell) {
+	t.Helper()
+	busy := 0.0
+	var figs []string
+	for _, c := range cells {
+		busy = max(busy, c.MachineBusy)
+		figs = append(figs, fmt.Sprintf("load %g: 2xx/s %.1f p50 %v p99 %v errors %d of %d, machine %.0f %% busy", c.X(), c.OKPerSec, c.P50, c.P99, c.Errors, c.Planned, 100*c.MachineBusy))
+	}
+	if busy >= 0.9 {
+		t.Skipf("the machine's CPUs were %.0f %% busy: the figures measure it, not the recipe (%s)", 100*busy, strings.Join(figs, "; "))
+	}
+	t.Logf("the machine's CPUs were at most %.0f %% busy: the shape is checked", 100*busy)
+}
+
 func skipRecipes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a seed recipe: fresh fixture processes and seconds of load; the full suite runs it")
@@ -109,11 +133,15 @@ func TestSeedFanoutDefaultPool(t *testing.T) {
 	ls := sweepRecipe(t, "--fixture", "fanout --fanout-conns 5 --workers 10", "--models", "threads,goroutine",
 		"--gomaxprocs", "2", "--rates", "30", "--iterations", "1", "--warmup", "0s", "--duration", "8s", "--pause", "0s")
 	bounded, unbounded := cellAt(t, ls.line(t, "threads"), 30), cellAt(t, ls.line(t, "goroutine"), 30)
+	if float64(unbounded.Errors) < 0.2*float64(unbounded.Planned) { // noise only adds errors
+		t.Errorf("the goroutine model did not collapse: %.1f 2xx/s, %d errors of %d", unbounded.OKPerSec, unbounded.Errors, unbounded.Planned)
+	}
+	skipIfMachineHeld(t, bounded, unbounded)
 	if bounded.OKPerSec < 20 || float64(bounded.Errors) > 0.05*float64(bounded.Planned) {
 		t.Errorf("the bounded model did not serve the pool's capacity: %.1f 2xx/s, %d errors of %d", bounded.OKPerSec, bounded.Errors, bounded.Planned)
 	}
-	if float64(unbounded.Errors) < 0.2*float64(unbounded.Planned) || unbounded.OKPerSec > 0.8*bounded.OKPerSec {
-		t.Errorf("the goroutine model did not collapse: %.1f 2xx/s, %d errors of %d", unbounded.OKPerSec, unbounded.Errors, unbounded.Planned)
+	if unbounded.OKPerSec > 0.8*bounded.OKPerSec {
+		t.Errorf("the goroutine model did not collapse: %.1f 2xx/s against the bounded model's %.1f", unbounded.OKPerSec, bounded.OKPerSec)
 	}
 }
 
@@ -126,12 +154,21 @@ func TestSeedFanoutWidePool(t *testing.T) {
 	ls := sweepRecipe(t, "--fixture", "fanout --fanout-conns 1000 --workers 10", "--models", "threads,goroutine",
 		"--gomaxprocs", "2", "--rates", "50,150", "--iterations", "1", "--warmup", "0s", "--duration", "5s", "--pause", "0s")
 	bounded, unbounded := ls.line(t, "threads"), ls.line(t, "goroutine")
-	if bounded.Ceiling < 80 || bounded.Ceiling > 115 {
+	if bounded.Ceiling > 115 { // the pool's cap: noise only lowers it
 		t.Errorf("the bounded model's ceiling %.1f, want about 10 / 0.1 s = 100", bounded.Ceiling)
 	}
-	if c := cellAt(t, unbounded, 150); c.OKPerSec < 140 || c.Errors > 0 {
-		t.Errorf("the goroutine model at 150 req/s: %.1f 2xx/s, %d errors; want all served", c.OKPerSec, c.Errors)
+	// 80 of the cap's 100: a 25 % stretch of the pool's 100-ms calls.
+	skipIfMachineHeld(t, append(append([]capacity.Cell(nil), bounded.Cells...), unbounded.Cells...)...)
+	if bounded.Ceiling < 80 {
+		t.Errorf("the bounded model's ceiling %.1f, want about 10 / 0.1 s = 100", bounded.Ceiling)
 	}
+	// Counted, not 2xx/s (which a late last completion lowers). Noise
+	// does lose requests here (116 of 750 timed out with the machine 100 %
+	// busy), so this comes after the control.
+	if c := cellAt(t, unbounded, 150); c.OK != c.Planned || c.Errors > 0 {
+		t.Errorf("the goroutine model at 150 req/s: %d of %d answered, %d errors (%.1f 2xx/s); want all served", c.OK, c.Planned, c.Errors, c.OKPerSec)
+	}
+
 }
 
 // Seed 000, the database pool: a pool too small for the offered rate
@@ -145,8 +182,12 @@ func TestSeedDatabasePool(t *testing.T) {
 	if small.OKPerSec > 24 || small.Errors == 0 {
 		t.Errorf("a pool of 2 at 40 req/s: %.1f 2xx/s, %d errors; want its ceiling 2 / 100 ms = 20 and the rest refused", small.OKPerSec, small.Errors)
 	}
-	if wide.OKPerSec < 38 || wide.Errors > 0 {
-		t.Errorf("a pool of 10 at 40 req/s: %.1f 2xx/s, %d errors; want all served", wide.OKPerSec, wide.Errors)
+	// Every request answered, counted, not 2xx/s (which a late last
+	// completion lowers): 40 req/s use 40 % of the wide pool, and a
+	// request fails only after waiting 1 s for a connection, 10 times
+	// the query, far beyond what noise adds to a 100-ms sleep.
+	if wide.OK != wide.Planned || wide.Errors > 0 {
+		t.Errorf("a pool of 10 at 40 req/s: %d of %d answered, %d errors (%.1f 2xx/s); want all served", wide.OK, wide.Planned, wide.Errors, wide.OKPerSec)
 	}
 }
 
@@ -158,7 +199,11 @@ func TestSeedConcurrencyLadder(t *testing.T) {
 	ls := sweepRecipe(t, "--fixture", "sleep?ms=20 --workers 4", "--models", "pool,goroutine",
 		"--gomaxprocs", "2", "--users", "4,16", "--iterations", "1", "--warmup", "0s", "--duration", "3s", "--pause", "0s")
 	pool, gor := ls.line(t, "pool"), ls.line(t, "goroutine")
-	if c := cellAt(t, pool, 16); c.OKPerSec > 220 || c.OKPerSec < 150 {
+	if c := cellAt(t, pool, 16); c.OKPerSec > 220 { // the pool's cap: noise only lowers it
+		t.Errorf("the pool at 16 users: %.1f 2xx/s, want its ceiling 4 / 20 ms = 200", c.OKPerSec)
+	}
+	skipIfMachineHeld(t, cellAt(t, pool, 16), cellAt(t, gor, 16))
+	if c := cellAt(t, pool, 16); c.OKPerSec < 150 {
 		t.Errorf("the pool at 16 users: %.1f 2xx/s, want its ceiling 4 / 20 ms = 200", c.OKPerSec)
 	}
 	if c := cellAt(t, gor, 16); c.OKPerSec < 1.5*cellAt(t, pool, 16).OKPerSec {
@@ -200,6 +245,11 @@ func TestSeedCPUBelowLimits(t *testing.T) {
 	skipRecipes(t)
 	ls := sweepRecipe(t, "--fixture", "cpu?us=500", "--models", "threads,pool,goroutine",
 		"--gomaxprocs", "2", "--rates", "200", "--iterations", "1", "--warmup", "0s", "--duration", "3s", "--pause", "0s")
+	var cells []capacity.Cell
+	for _, m := range []string{"threads", "pool", "goroutine"} {
+		cells = append(cells, cellAt(t, ls.line(t, m), 200))
+	}
+	skipIfMachineHeld(t, cells...)
 	for _, m := range []string{"threads", "pool", "goroutine"} {
 		if c := cellAt(t, ls.line(t, m), 200); c.OKPerSec < 190 || c.Errors > 0 || c.P99 > 100*time.Millisecond {
 			t.Errorf("%s at 200 req/s: %.1f 2xx/s, %d errors, p99 %v; want all served within a few ms", m, c.OKPerSec, c.Errors, c.P99)
@@ -229,11 +279,22 @@ func TestSeedPostgresPlateau(t *testing.T) {
 		"--gomaxprocs", "2", "--users", "2,8", "--think", "50ms", "--iterations", "1", "--warmup", "0s", "--duration", "4s", "--pause", "0s")
 	l := ls.line(t, "GOMAXPROCS 2")
 	few, many := cellAt(t, l, 2), cellAt(t, l, 8)
-	if few.OKPerSec < 10 || few.OKPerSec > 15 {
+	// The upper bounds are the closed model's and the pool's caps, and
+	// the p50 a floor of queueing: noise only lowers throughput and
+	// raises latency, so these always run; the lower bounds need the
+	// machine's CPUs.
+	if few.OKPerSec > 15 {
 		t.Errorf("2 users: %.1f 2xx/s, want about 2 / (50 + 100 ms) = 13", few.OKPerSec)
 	}
-	if many.OKPerSec < 32 || many.OKPerSec > 44 || many.P50 < 150*time.Millisecond {
+	if many.OKPerSec > 44 || many.P50 < 150*time.Millisecond {
 		t.Errorf("8 users: %.1f 2xx/s, p50 %v; want the pool's plateau 4 / 100 ms = 40 with queueing", many.OKPerSec, many.P50)
+	}
+	skipIfMachineHeld(t, few, many)
+	if few.OKPerSec < 10 {
+		t.Errorf("2 users: %.1f 2xx/s, want about 2 / (50 + 100 ms) = 13", few.OKPerSec)
+	}
+	if many.OKPerSec < 32 {
+		t.Errorf("8 users: %.1f 2xx/s, want the pool's plateau 4 / 100 ms = 40", many.OKPerSec)
 	}
 }
 
@@ -247,13 +308,19 @@ func TestSeedSplitModes(t *testing.T) {
 	ls := sweepRecipe(t, "--fixture", "split", "--set", "?mode=serial,offload,parallel,oversized",
 		"--gomaxprocs", "2", "--users", "1", "--iterations", "1", "--warmup", "500ms", "--duration", "2s", "--pause", "0s")
 	p50 := map[string]time.Duration{}
+	var cells []capacity.Cell
 	for _, mode := range []string{"serial", "offload", "parallel", "oversized"} {
 		c := cellAt(t, ls.line(t, "?mode="+mode), 1)
 		if c.OK == 0 || c.Errors > 0 {
 			t.Fatalf("%s: %d answered, %d errors", mode, c.OK, c.Errors)
 		}
 		p50[mode] = c.P50
+		cells = append(cells, c)
 	}
+	// The modes ran one after the other: the control is the serial and
+	// offload lines, whose one busy goroutine leaves the second CPU free
+	// on a quiet machine (the parallel lines fill both by design).
+	skipIfMachineHeld(t, cells[0], cells[1])
 	if p50["offload"] < p50["serial"]*8/10 {
 		t.Errorf("offload p50 %v against serial %v: moving the work elsewhere should not make it faster", p50["offload"], p50["serial"])
 	}

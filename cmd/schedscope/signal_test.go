@@ -42,11 +42,15 @@ func hangCommand() command {
 	}}
 }
 
-// exitBound is how long a command may take to exit after a signal here:
-// generous for a loaded 2-core machine. A command that does not end on its
-// own is ended by the backstop after exitGrace, which says so on stderr:
-// the tests fail on that line, so the bound only catches a broken backstop.
-const exitBound = 5 * time.Second
+// exitBound is how long a command may take to exit after a signal here.
+// A command that does not end on its own is ended by the backstop after
+// exitGrace, which says so on stderr: the tests fail on that line, so the
+// bound only catches a broken backstop, i.e. a command left running what
+// it was given (20 s to a minute of load, sleep or pause in these tests;
+// one that ran it out would also exit 0, not as signalled). So it sits
+// between the two outcomes: 5 s was within reach of a loaded 2-core
+// machine's exit (writing and deriving the run directory).
+const exitBound = 15 * time.Second
 
 // cli is the test binary running as schedscope in a process of its own.
 type cli struct {

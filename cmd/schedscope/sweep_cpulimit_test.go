@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -31,7 +32,7 @@ func TestSweepCPULimitEndToEnd(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("sweep: exit %d\nstdout %s\nstderr %s", code, out, errOut)
 	}
-	share := map[int]float64{}
+	share, use := map[int]float64{}, map[int]float64{}
 	for _, g := range []int{1, 2} {
 		k := rundir.StepKey{GOMAXPROCS: g, CPULimit: 1, Iteration: 1, Rate: 600}
 		b, err := os.ReadFile(filepath.Join(dir, rundir.StepsDir, k.File()))
@@ -45,11 +46,8 @@ func TestSweepCPULimitEndToEnd(t *testing.T) {
 		if st.Throttle == nil || st.Throttle.Periods == 0 {
 			t.Fatalf("GOMAXPROCS %d: no throttling figures: %+v", g, st.Throttle)
 		}
-		share[g] = st.Throttle.Share()
+		share[g], use[g] = st.Throttle.Share(), st.Throttle.QuotaUse
 		t.Logf("GOMAXPROCS %d: %+v", g, *st.Throttle)
-	}
-	if share[2] <= share[1] {
-		t.Errorf("throttled share: GOMAXPROCS 2 %.2f, GOMAXPROCS 1 %.2f: want 2 throttled more", share[2], share[1])
 	}
 	if !strings.Contains(errOut, "limit 1 CPU, GOMAXPROCS 2 iteration 1: 600 req/s offered") || !strings.Contains(errOut, "throttled ") {
 		t.Errorf("progress lines lack the limit or the throttling:\n%s", errOut)
@@ -67,6 +65,18 @@ func TestSweepCPULimitEndToEnd(t *testing.T) {
 	}
 	if started != 2 {
 		t.Errorf("%d start lines name a cgroup, want 2:\n%s", started, errOut)
+	}
+	// The shape, last: it holds only when the machine gave the target its
+	// quota. 600 x 2 ms is 1.2 CPUs; a machine whose other processes hold
+	// the CPUs runs GOMAXPROCS 2's two threads one after the other, so it
+	// spends its quota as slowly as GOMAXPROCS 1 and noise pushes the two
+	// shares together. The control is the GOMAXPROCS 2 line's use of its
+	// quota: under 90 %, the machine, not the quota, held it back.
+	if use[2] < 0.9 {
+		t.Skipf("GOMAXPROCS 2 used %.0f %% of its 1-CPU quota at 1.2 CPUs of demand (throttled %.2f, GOMAXPROCS 1 %.2f): the machine, not the quota, limited it, so the shares measure the machine", 100*use[2], share[2], share[1])
+	}
+	if share[2] <= share[1] {
+		t.Errorf("throttled share: GOMAXPROCS 2 %.2f, GOMAXPROCS 1 %.2f (quota use %.2f and %.2f): want 2 throttled more", share[2], share[1], use[2], use[1])
 	}
 }
 
@@ -168,25 +178,25 @@ func TestQuotaShapes(t *testing.T) {
 		carried := func(c capacity.Cell) bool {
 			return c.Answered >= 0.99*c.OfferedRate && c.OKPerSec >= 0.95*c.OfferedRate
 		}
+		// The verdicts are checked exactly against the rule on the
+		// measured cells; the throttled shares, which noise moves, last.
 		wantThrottledVerdict := false
+		var shares []string // the share checks, run only when the control allows
 		for _, rate := range []float64{350, 450, 750} {
 			one, two := quotaCell(t, l1, rate), quotaCell(t, l2, rate)
-			t.Logf("%v req/s: GOMAXPROCS 1 throttled %.2f p99 %v 2xx/s %.0f; GOMAXPROCS 2 throttled %.2f p99 %v 2xx/s %.0f (carried: %v)",
-				rate, one.Throttled, one.P99, one.OKPerSec, two.Throttled, two.P99, two.OKPerSec, carried(two))
+			t.Logf("%v req/s: GOMAXPROCS 1 throttled %.2f quota use %.2f p99 %v 2xx/s %.0f; GOMAXPROCS 2 throttled %.2f quota use %.2f p99 %v 2xx/s %.0f (carried: %v)",
+				rate, one.Throttled, one.QuotaUse, one.P99, one.OKPerSec, two.Throttled, two.QuotaUse, two.P99, two.OKPerSec, carried(two))
 			if carried(two) && two.Throttled >= 0.10 {
 				wantThrottledVerdict = true
 			}
 			if min := map[float64]float64{450: 0.3, 750: 0.5}[rate]; min > 0 && (rate == 750 || carried(two)) &&
 				(two.Throttled < min || one.Throttled >= two.Throttled/2) {
-				t.Errorf("throttled share at %v req/s: GOMAXPROCS 2 %.2f, 1 %.2f: want 2 in at least %.0f %% of periods, 1 in under half as many", rate, two.Throttled, one.Throttled, 100*min)
+				shares = append(shares, fmt.Sprintf("throttled share at %v req/s: GOMAXPROCS 2 %.2f, 1 %.2f: want 2 in at least %.0f %% of periods, 1 in under half as many", rate, two.Throttled, one.Throttled, 100*min))
 			}
-			// The same throughput where the quota carried both; beyond it
-			// each line gets what one CPU gives at its own CPU per request
-			// (436 and 462 2xx/s at 750 here; 370 and 414 in CI, where
-			// GOMAXPROCS 1 also fell behind at 450).
-			if carried(one) && carried(two) && math.Abs(one.OKPerSec-two.OKPerSec) > 0.06*math.Max(one.OKPerSec, two.OKPerSec) {
-				t.Errorf("2xx/s at %v req/s: %.0f and %.0f, want the same throughput", rate, one.OKPerSec, two.OKPerSec)
-			}
+			// No throughput is compared between the lines: where the quota
+			// carried both, each answered 99 % of the offered rate (carried
+			// says so), and a 2xx/s figure beyond that is the completions'
+			// span, which a stall shortens (it was held within 6 %).
 		}
 		if !hasQuotaFinding(r, capacity.QuotaAboveLimit, 2) {
 			t.Errorf("no %s verdict for GOMAXPROCS 2: %+v", capacity.QuotaAboveLimit, r.Analysis.Quota.Findings)
@@ -213,6 +223,18 @@ func TestQuotaShapes(t *testing.T) {
 		if a := r.Analysis.Quota.Advice; len(a) != 1 || a[0].GOMAXPROCS != want {
 			t.Errorf("advice %+v, want GOMAXPROCS %d (knees: 1 at %v, 2 at %v req/s)", a, want, l1.Knee, l2.Knee)
 		}
+		// The shares hold only when the machine gave the target its quota:
+		// other processes holding the CPUs run GOMAXPROCS 2's two threads
+		// one after the other, so it spends its quota as slowly as
+		// GOMAXPROCS 1 and noise pushes the two lines' shares together.
+		// The control: GOMAXPROCS 2's use of its quota at 750 req/s (1.5
+		// CPUs of demand); under 90 %, the machine held it back.
+		if use := quotaCell(t, l2, 750).QuotaUse; use < 0.9 {
+			t.Skipf("GOMAXPROCS 2 used %.0f %% of its 1-CPU quota at 750 req/s: the machine, not the quota, limited it, so the throttled shares measure the machine (%d share checks not made: %q)", 100*use, len(shares), shares)
+		}
+		for _, msg := range shares {
+			t.Error(msg)
+		}
 	})
 	// /sleep?ms=20 under a 0.5-CPU limit: the ceiling does not depend on
 	// GOMAXPROCS while rate x CPU per request stays under the quota.
@@ -225,6 +247,14 @@ func TestQuotaShapes(t *testing.T) {
 			one.OKPerSec, one.P99, two.OKPerSec, two.P99, one.CPUPerRequest, need)
 		if need >= 0.5 {
 			t.Skipf("the fixture needs %.2f CPUs at 800 req/s here: the quota is reached, the shape is not the one under test", need)
+		}
+		// The control: how busy the machine was. The fixture and the
+		// generator need well under half of 2 CPUs here; with every CPU
+		// busy, other processes held them, and the fixture's throughput
+		// (and the verdicts drawn from it) measures the machine, not the
+		// quota (at load 20: 397 and 574 2xx/s of 800, machine 100 % busy).
+		if busy := max(one.MachineBusy, two.MachineBusy); busy >= 0.9 {
+			t.Skipf("the machine's CPUs were %.0f %% busy at 800 req/s (2xx/s %.0f and %.0f): other processes, not the quota, limited the fixture", 100*busy, one.OKPerSec, two.OKPerSec)
 		}
 		if one.OKPerSec < 0.98*800 || two.OKPerSec < 0.98*800 {
 			t.Errorf("2xx/s at 800 req/s: GOMAXPROCS 1 %.0f, 2 %.0f: want both to carry it", one.OKPerSec, two.OKPerSec)
@@ -250,11 +280,19 @@ func TestQuotaShapes(t *testing.T) {
 		if auto.GOMAXPROCS != runtime.NumCPU() {
 			t.Errorf("auto under a parent-only limit chose GOMAXPROCS %d, want the %d CPUs", auto.GOMAXPROCS, runtime.NumCPU())
 		}
-		if !c.Quota || c.Throttled <= 0 {
-			t.Errorf("no throttling read from the parent: %+v", c)
+		if !c.Quota {
+			t.Errorf("no throttling figures read from the parent: %+v", c)
 		}
 		if !hasQuotaFinding(r, capacity.QuotaBlindSpot, 0) {
 			t.Errorf("no blind-spot verdict: %+v", r.Analysis.Quota.Findings)
+		}
+		// Throttled only if the machine let the target reach its quota
+		// (1.1 CPUs of demand): the control is its use of the quota.
+		if c.QuotaUse < 0.9 {
+			t.Skipf("the target used %.0f %% of its 1-CPU quota at 1.1 CPUs of demand (machine %.0f %% busy): the machine, not the quota, limited it, so its throttling is not compared", 100*c.QuotaUse, 100*c.MachineBusy)
+		}
+		if c.Throttled <= 0 {
+			t.Errorf("no throttling read from the parent at %.0f %% of the quota used: %+v", 100*c.QuotaUse, c)
 		}
 	})
 }

@@ -75,6 +75,10 @@ type evLoop struct {
 	stamped bool
 	precise bool
 	naps    int // the times pace slept to a send, leaving responses unread
+	// waits counts the times pace had time to wait for a send under
+	// rawWait away (naps are the ones it slept through with mayDefer):
+	// a loop behind its schedule has none.
+	waits int
 	// early is how long before a send a loop with precise timers wakes,
 	// to spin the rest of the way (overslept): the median lateness of its
 	// timed waits, at most maxEarly.
@@ -282,6 +286,9 @@ func (l *evLoop) pace(ps *phaseState, start, end int64) {
 		// Wake l.early before the send (the timer's usual lateness) and
 		// spin the rest of the way.
 		if wake := due - l.early; wake > now {
+			if due-now <= rawWait {
+				l.waits++
+			}
 			if due-now > rawWait || !l.mayDefer(limit) {
 				if l.poll(wake-now, sendDue) == 0 {
 					l.overslept(wake)

@@ -140,13 +140,19 @@ func TestRequestTagEveryEngine(t *testing.T) {
 				early = append(early, time.Duration(s.at-intended))
 			}
 			// The intended time is when the request should have left; the
-			// target got it a little after (the send lag and the loopback).
+			// target got it after (never before: the 1 ms is the two
+			// clocks' readings), by the send lag and the loopback, which
+			// noise stretches: the median is held within 1 s, against the
+			// hours or years a wrong epoch or clock would put it off by
+			// (the per-request orderings below are exact). A 5-ms bound on
+			// the median was within reach of a busy machine's send lag.
 			slices.Sort(early)
 			if len(early) > 0 {
-				if lo, med := early[0], early[len(early)/2]; lo < -time.Millisecond || med > 5*time.Millisecond {
-					t.Errorf("target got requests from %v to %v after their intended time (median %v), want within a few ms",
+				if lo, med := early[0], early[len(early)/2]; lo < -time.Millisecond || med > time.Second {
+					t.Errorf("target got requests from %v to %v after their intended time (median %v), want never before it, and not from another clock",
 						lo, early[len(early)-1], med)
 				}
+				t.Logf("target got requests %v to %v after their intended time, median %v", early[0], early[len(early)-1], early[len(early)/2])
 			}
 			if res.RequestTag != tag || res.RequestsDropped != 0 || int64(len(res.Requests)) != p.Completed {
 				t.Fatalf("result: tag %q, %d records (%d dropped) of %d completed", res.RequestTag, len(res.Requests), res.RequestsDropped, p.Completed)

@@ -484,14 +484,17 @@ func TestShardsRunTogether(t *testing.T) {
 	}
 	// The skew is the spread of the shards' lateness (one host, one
 	// clock). How small it is depends on the machine's load (2 to 23 ms
-	// here, two shared cores): the bound only catches a shard that did not
-	// wait for the shared start at all.
+	// here, two shared cores), so it is not bounded: a shard that did not
+	// wait for the shared start would have begun before it, which the run
+	// clock (zero at the start, monotonic) says exactly as a negative
+	// lateness. (A 250-ms bound on the skew caught that only while noise
+	// stayed under 250 ms.)
 	var late []float64
 	for _, s := range parts {
 		late = append(late, s.Result.Shard.StartLateMS)
 	}
-	if want := slices.Max(late) - slices.Min(late); math.Abs(res.Merged.StartSkewMS-want) > 1e-6 || res.Merged.StartSkewMS > 250 {
-		t.Errorf("start skew %.3f ms; the shards were late by %v ms", res.Merged.StartSkewMS, late)
+	if want := slices.Max(late) - slices.Min(late); math.Abs(res.Merged.StartSkewMS-want) > 1e-6 || slices.Min(late) < 0 {
+		t.Errorf("start skew %.3f ms; the shards were late by %v ms: want the skew their spread, none early", res.Merged.StartSkewMS, late)
 	}
 	t.Logf("start skew %.3f ms; lateness %v ms", res.Merged.StartSkewMS, late)
 }
@@ -508,7 +511,12 @@ func TestClockProbeMeasuresTheTargetsOffset(t *testing.T) {
 		tc := probeTargetClock(context.Background(), &Config{URL: srv.URL + "/some/handler?x=1"})
 		srv.Close()
 		want := -float64(skew) / 1e6 // this host's clock less the target's
-		if tc.Error != "" || math.Abs(tc.OffsetMS-want) > tc.UncertaintyMS+0.5 || tc.UncertaintyMS > 20 || tc.Requests > 1200 {
+		// The offset within the probe's own uncertainty (its control);
+		// the uncertainty, the bracket of the Date header's second
+		// boundary, widens by however long the machine holds a probe
+		// request, so it is bounded at a quarter of the header's 1-s
+		// resolution (an unbracketed reading is 500 ms off), not at 20 ms.
+		if tc.Error != "" || math.Abs(tc.OffsetMS-want) > tc.UncertaintyMS+0.5 || tc.UncertaintyMS > 250 || tc.Requests > 1200 {
 			t.Errorf("target %v ahead: %+v; want offset %g ms", skew, tc, want)
 		}
 		t.Logf("target %v ahead: offset %.3f ± %.3f ms after %d requests", skew, tc.OffsetMS, tc.UncertaintyMS, tc.Requests)

@@ -69,10 +69,19 @@ func TestTour(t *testing.T) {
 	if !sawPool || !sawGoroutine {
 		t.Errorf("frames: pool figures seen %v, goroutine stage seen %v", sawPool, sawGoroutine)
 	}
-	// Little's law is a hard cap for the pool: 20 workers / 50 ms.
+	// Little's law is a hard cap for the pool: 20 workers / 50 ms. Noise
+	// only lowers what the pool serves, so this bound always runs.
 	pool, gor := out.Results[0].Phases[1], out.Results[1].Phases[1]
 	if pool.OKPerS > 400*1.1 {
 		t.Errorf("pool served %.0f req/s, above its 400 req/s ceiling", pool.OKPerS)
+	}
+	// The goroutine model passing it needs the generator to keep up with
+	// 600 req/s: noise lowers its throughput, and a generator-bound run
+	// (the run's own verdict: its send lag) measures the machine.
+	for _, v := range gor.VerdictDetails {
+		if v.Kind == load.GeneratorBound {
+			t.Skipf("goroutine model vs pool not compared: the generator was late (%s); served %.0f and %.0f req/s", v.Message, gor.OKPerS, pool.OKPerS)
+		}
 	}
 	if gor.OKPerS <= pool.OKPerS {
 		t.Errorf("goroutine model served %.0f req/s, pool %.0f: the goroutine model must pass the pool at 600 req/s", gor.OKPerS, pool.OKPerS)
