@@ -2,14 +2,12 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/schedscope/schedscope/collect/load"
 	"github.com/schedscope/schedscope/internal/regular"
-	"github.com/schedscope/schedscope/internal/target"
 )
 
 // Bounds of the command line that are not a library's.
@@ -36,26 +34,7 @@ func readBodyFile(name string) ([]byte, error) { return readRegularFile(name, ma
 // readRegularFile reads name, a regular file of at most limit bytes: not a
 // device or a pipe, which may never end (or, opened, never start).
 func readRegularFile(name string, limit int64) ([]byte, error) {
-	f, err := regular.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if fi.Size() > limit {
-		return nil, fmt.Errorf("%s: %d bytes: at most %d (%s)", name, fi.Size(), limit, target.FormatBytes(limit))
-	}
-	b, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(b)) > limit { // it grew while read
-		return nil, fmt.Errorf("%s: over %d bytes (%s)", name, limit, target.FormatBytes(limit))
-	}
-	return b, nil
+	return regular.ReadAtMost(name, limit)
 }
 
 // byteSize is a flag holding a size in bytes, written as a number with an
@@ -63,7 +42,7 @@ func readRegularFile(name string, limit int64) ([]byte, error) {
 // the binary units too).
 type byteSize int64
 
-func (b *byteSize) String() string { return target.FormatBytes(int64(*b)) }
+func (b *byteSize) String() string { return regular.FormatBytes(int64(*b)) }
 
 func (b *byteSize) Set(s string) error {
 	t := strings.TrimSpace(s)

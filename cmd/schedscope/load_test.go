@@ -152,7 +152,7 @@ func TestLoadBodyFileBounds(t *testing.T) {
 	}
 	f.Close()
 	code, _, errOut := runCLI(t, context.Background(), "load", "--rate", "10", "--body", "@"+big, "http://127.0.0.1:1/")
-	if code != 2 || !strings.Contains(errOut, "67108865 bytes: at most 67108864 (64 MiB)") {
+	if code != 2 || !strings.Contains(errOut, "64.0 MiB is over the 64 MiB bound for this file") {
 		t.Errorf("a 64 MiB + 1 body file: exit %d, stderr %q", code, errOut)
 	}
 	if err := os.Truncate(big, maxBodyFile); err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/pprof/profile"
 
+	"github.com/schedscope/schedscope/internal/regular"
 	"github.com/schedscope/schedscope/internal/target"
 )
 
@@ -30,7 +31,7 @@ func parseProfile(b []byte) (*profile.Profile, error) {
 			return nil, fmt.Errorf("profile: %w", err)
 		}
 		if len(raw) > maxProfileProto {
-			return nil, fmt.Errorf("profile: larger than its %s limit once gunzipped", target.FormatBytes(maxProfileProto))
+			return nil, fmt.Errorf("profile: larger than its %s limit once gunzipped", regular.FormatBytes(maxProfileProto))
 		}
 		b = raw
 	}

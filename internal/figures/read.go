@@ -3,12 +3,12 @@ package figures
 import (
 	"context"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 
 	"github.com/schedscope/schedscope/analyze"
 	"github.com/schedscope/schedscope/internal/cond"
+	"github.com/schedscope/schedscope/internal/regular"
 	"github.com/schedscope/schedscope/internal/rundir"
 )
 
@@ -38,7 +38,7 @@ func Read(ctx context.Context, path string, opts analyze.Options) ([]*Set, error
 	case rundir.NotDir:
 		if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
 			// Refused before it is opened: its reads could block or never end.
-			return nil, fmt.Errorf("%s: %s, not a regular file: copy the trace into a file and give that", path, special(fi.Mode()))
+			return nil, fmt.Errorf("%s: %s, not a regular file: copy the trace into a file and give that", path, regular.Describe(fi.Mode()))
 		}
 		s, err := ReadTrace(ctx, path, opts)
 		if err != nil {
@@ -52,19 +52,6 @@ func Read(ctx context.Context, path string, opts analyze.Options) ([]*Set, error
 	}
 	return nil, fmt.Errorf("%s: neither a run directory (%s), a sweep directory (%s) nor a repeat directory (%s); it holds %s",
 		path, rundir.ManifestFile, rundir.SweepFile, rundir.RepeatFile, rundir.SomeEntries(path))
-}
-
-// special names a file mode that is not a regular file's, for a message.
-func special(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	}
-	return "a special file"
 }
 
 // readRepeat reads every run of a repeat directory, labelled with the

@@ -47,3 +47,11 @@ func TestReadAtMost(t *testing.T) {
 		t.Errorf("a file longer than its size: %v", err)
 	}
 }
+
+func TestFormatBytes(t *testing.T) {
+	for n, want := range map[int64]string{512: "512 B", 64 << 10: "64 KiB", 16 << 20: "16 MiB", 1 << 30: "1 GiB", 1536 << 20: "1.5 GiB", 64<<20 + 1: "64.0 MiB"} {
+		if got := regular.FormatBytes(n); got != want {
+			t.Errorf("FormatBytes(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

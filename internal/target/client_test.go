@@ -409,11 +409,3 @@ func TestLimitsSilent(t *testing.T) {
 		t.Errorf("discovery took %v against a silent host, want one probe's %v", d, lim.Read)
 	}
 }
-
-func TestFormatBytes(t *testing.T) {
-	for n, want := range map[int64]string{512: "512 B", 64 << 10: "64 KiB", 16 << 20: "16 MiB", 1 << 30: "1 GiB", 1536 << 20: "1.5 GiB"} {
-		if got := target.FormatBytes(n); got != want {
-			t.Errorf("FormatBytes(%d) = %q, want %q", n, got, want)
-		}
-	}
-}

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/schedscope/schedscope/internal/regular"
 )
 
 // The default Limits: what a read from a target may take when nothing else
@@ -99,7 +101,7 @@ type LimitError struct {
 
 func (e *LimitError) Error() string {
 	if e.Size > 0 {
-		return fmt.Sprintf("%s: the %s is larger than its %s limit", e.URL, e.What, FormatBytes(e.Size))
+		return fmt.Sprintf("%s: the %s is larger than its %s limit", e.URL, e.What, regular.FormatBytes(e.Size))
 	}
 	return fmt.Sprintf("%s: the %s was not complete within its %v limit", e.URL, e.What, e.Time)
 }
@@ -110,19 +112,4 @@ func (e *LimitError) Error() string {
 func NoAnswer(err error) bool {
 	var le *LimitError
 	return errors.As(err, &le) && le.Time > 0
-}
-
-// FormatBytes writes n in the largest binary unit that divides it (64 MiB,
-// 1 GiB, 512 B); other values in the largest unit it exceeds, to 0.1.
-func FormatBytes(n int64) string {
-	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
-	v, i := float64(n), 0
-	for v >= 1024 && i < len(units)-1 {
-		v /= 1024
-		i++
-	}
-	if v == float64(int64(v)) {
-		return fmt.Sprintf("%d %s", int64(v), units[i])
-	}
-	return fmt.Sprintf("%.1f %s", v, units[i])
 }
