@@ -207,14 +207,7 @@ func TestReadRunHLogMismatch(t *testing.T) {
 		t.Fatalf("whole log: mismatches %+v, want none", s.HLogMismatches)
 	}
 	// Cut the log before the second phase, as a truncated copy would.
-	hlog := filepath.Join(dir, rundir.HLogFile)
-	b, err := os.ReadFile(hlog)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(hlog, b[:strings.Index(string(b), "#phase 1")], 0o644); err != nil {
-		t.Fatal(err)
-	}
+	rundirtest.CutHLog(t, dir, "#phase 1")
 	s, err = figures.ReadRun(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)

@@ -3,29 +3,19 @@ package report
 import (
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
+
+	"github.com/schedscope/schedscope/internal/rundir/rundirtest"
 )
 
 // On a full disk a plot is not left half-written: SavePlot fails and the
 // directory holds no PNG (nor a temporary file). It needs a small tmpfs,
 // so it runs as root only, where mounting one works.
 func TestSavePlotFullDisk(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root, to mount a small tmpfs")
-	}
-	dir := t.TempDir()
-	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=8k"); err != nil {
-		t.Skipf("mount tmpfs: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := syscall.Unmount(dir, 0); err != nil {
-			t.Errorf("unmount %s: %v", dir, err)
-		}
-	})
+	dir := rundirtest.SmallDisk(t, "8k")
 	p := plot.New()
 	pts := make(plotter.XYs, 200)
 	for i := range pts {

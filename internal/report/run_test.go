@@ -135,14 +135,7 @@ func TestWriteRunHLogMismatch(t *testing.T) {
 	if len(r.HLogMismatches) != 0 || len(r.Warnings()) != 0 {
 		t.Fatalf("whole log: mismatches %+v warnings %q, want none", r.HLogMismatches, r.Warnings())
 	}
-	hlog := filepath.Join(dir, rundir.HLogFile)
-	b, err := os.ReadFile(hlog)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(hlog, b[:strings.Index(string(b), "#phase 1")], 0o644); err != nil {
-		t.Fatal(err)
-	}
+	rundirtest.CutHLog(t, dir, "#phase 1")
 	r, err = WriteRun(dir, filepath.Join(t.TempDir(), "report"))
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/schedscope/schedscope/internal/rundir"
+	"github.com/schedscope/schedscope/internal/rundir/rundirtest"
 )
 
 // failingWrite writes part of a file, then fails as a full disk does.
@@ -109,18 +110,7 @@ func TestManifestSaysWhichFilesAreMissing(t *testing.T) {
 // it is written over the old one. It needs a small tmpfs, so it runs as
 // root only, where mounting one works.
 func TestManifestOnAFullDisk(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root, to mount a small tmpfs")
-	}
-	mnt := t.TempDir()
-	if err := syscall.Mount("tmpfs", mnt, "tmpfs", 0, "size=64k"); err != nil {
-		t.Skipf("mount tmpfs: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := syscall.Unmount(mnt, 0); err != nil {
-			t.Errorf("unmount %s: %v", mnt, err)
-		}
-	})
+	mnt := rundirtest.SmallDisk(t, "64k")
 	dir := filepath.Join(mnt, "run")
 	w, err := rundir.Create(dir)
 	if err != nil {

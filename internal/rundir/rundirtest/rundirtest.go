@@ -7,6 +7,10 @@ package rundirtest
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -135,4 +139,43 @@ func Spread(center time.Duration, n int) []time.Duration {
 		out[i] = center + center*time.Duration(i-n/2)/1000
 	}
 	return out
+}
+
+// SmallDisk mounts a tmpfs of size (as mount's size=, e.g. "64k") on a new
+// temporary directory and returns it, unmounted at the test's end: a disk
+// that fills up, for the full-disk tests. It skips the test where mounting
+// is not allowed (not root).
+func SmallDisk(t testing.TB, size string) string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root, to mount a small tmpfs")
+	}
+	dir := t.TempDir()
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size="+size); err != nil {
+		t.Skipf("mount tmpfs: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := syscall.Unmount(dir, 0); err != nil {
+			t.Errorf("unmount %s: %v", dir, err)
+		}
+	})
+	return dir
+}
+
+// CutHLog truncates dir's load.hlog just before its first line starting
+// with marker (e.g. "#phase 1"), as a copy cut short would be.
+func CutHLog(t testing.TB, dir, marker string) {
+	t.Helper()
+	hlog := filepath.Join(dir, rundir.HLogFile)
+	b, err := os.ReadFile(hlog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := strings.Index(string(b), marker)
+	if i < 0 {
+		t.Fatalf("%s holds no %q", hlog, marker)
+	}
+	if err := os.WriteFile(hlog, b[:i], 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
