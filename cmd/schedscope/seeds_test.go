@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -302,29 +303,49 @@ func TestSeedPostgresPlateau(t *testing.T) {
 // subscribeOn) the work is moved, not split, and a lone request takes as
 // long as in the handler; split over GOMAXPROCS goroutines it takes about
 // half on 2 cores (0.57-0.64 measured here: the load generator shares them).
-// Reduced: 1 user, 2 s per mode, the default 8 items of 12,000 rounds.
+// Reduced: 1 user, 2 s per mode, the default 8 items of 12,000 rounds, two
+// iterations. The sweep runs iteration 1 of every mode, then iteration 2:
+// each mode's two p50s, taken some 15 s apart, are the A/A control. The
+// shapes need a margin of 15-20 % between modes, so they are judged only
+// when every mode's two iterations agree within 10 %; otherwise the test
+// skips with the figures (at 57 % busy a serial line once read 75 ms
+// against 60 ms offloaded: noise of that size, not the recipe).
 func TestSeedSplitModes(t *testing.T) {
 	skipRecipes(t)
-	ls := sweepRecipe(t, "--fixture", "split", "--set", "?mode=serial,offload,parallel,oversized",
-		"--gomaxprocs", "2", "--users", "1", "--iterations", "1", "--warmup", "500ms", "--duration", "2s", "--pause", "0s")
-	p50 := map[string]time.Duration{}
-	var cells []capacity.Cell
-	for _, mode := range []string{"serial", "offload", "parallel", "oversized"} {
-		c := cellAt(t, ls.line(t, "?mode="+mode), 1)
-		if c.OK == 0 || c.Errors > 0 {
-			t.Fatalf("%s: %d answered, %d errors", mode, c.OK, c.Errors)
-		}
-		p50[mode] = c.P50
-		cells = append(cells, c)
+	modes := []string{"serial", "offload", "parallel", "oversized"}
+	dir := recipe(t, "sweep", "--fixture", "split", "--set", "?mode="+strings.Join(modes, ","),
+		"--gomaxprocs", "2", "--users", "1", "--iterations", "2", "--warmup", "500ms", "--duration", "2s", "--pause", "0s")
+	sw, err := rundir.ReadSweep(dir)
+	if err != nil {
+		t.Fatal(err)
 	}
-	// The modes ran one after the other: the control is the serial and
-	// offload lines, whose one busy goroutine leaves the second CPU free
-	// on a quiet machine (the parallel lines fill both by design).
-	skipIfMachineHeld(t, cells[0], cells[1])
+	iters := map[string][]float64{} // mode -> p50 ms per iteration
+	for _, st := range sw.Steps {
+		mode, _ := st.Set.Get("?mode")
+		if st.OK == 0 || st.Errors > 0 {
+			t.Fatalf("%s iteration %d: %d answered, %d errors", mode, st.Iteration, st.OK, st.Errors)
+		}
+		iters[mode] = append(iters[mode], st.P50MS)
+	}
+	p50 := map[string]float64{}
+	noise, figs := 0.0, []string{}
+	for _, mode := range modes {
+		v := iters[mode]
+		if len(v) != 2 {
+			t.Fatalf("%s: %d iterations, want 2", mode, len(v))
+		}
+		p50[mode] = (v[0] + v[1]) / 2
+		noise = max(noise, math.Abs(v[0]-v[1])/min(v[0], v[1]))
+		figs = append(figs, fmt.Sprintf("%s p50 %.1f / %.1f ms", mode, v[0], v[1]))
+	}
+	t.Logf("%s; A/A spread %.0f %%", strings.Join(figs, ", "), 100*noise)
+	if noise > 0.10 {
+		t.Skipf("a mode's two iterations differ by %.0f %%, more than the 10 %% the shapes' margins allow: %s", 100*noise, strings.Join(figs, ", "))
+	}
 	if p50["offload"] < p50["serial"]*8/10 {
-		t.Errorf("offload p50 %v against serial %v: moving the work elsewhere should not make it faster", p50["offload"], p50["serial"])
+		t.Errorf("offload p50 %.1f ms against serial %.1f: moving the work elsewhere should not make it faster", p50["offload"], p50["serial"])
 	}
 	if p50["parallel"] > p50["serial"]*85/100 {
-		t.Errorf("parallel p50 %v against serial %v: split over 2 Ps it should take well under it (about half)", p50["parallel"], p50["serial"])
+		t.Errorf("parallel p50 %.1f ms against serial %.1f: split over 2 Ps it should take well under it (about half)", p50["parallel"], p50["serial"])
 	}
 }
