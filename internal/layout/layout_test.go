@@ -72,7 +72,7 @@ func TestImportsPointOneWay(t *testing.T) {
 		{pkg: "collect/load", imports: []string{"internal/redact"}},
 		{pkg: "internal/rundir", imports: []string{"analyze", "collect/load", "collect/agent", "internal/redact", "internal/regular"}},
 		// The target layer sits on the leaves.
-		{pkg: "internal/target", imports: []string{"internal/rundir", "collect/agent", "collect/load", "internal/redact", "internal/cgroup"}},
+		{pkg: "internal/target", imports: []string{"internal/rundir", "collect/agent", "collect/load", "internal/redact", "internal/regular", "internal/cgroup"}},
 		// The collect floor writes raw files: no analysis, no reports, no UI.
 		{pkg: "internal/collect", banned: []string{"internal/derive", "internal/report", "internal/capacity", "internal/tui"}},
 		{pkg: "internal/sweep", banned: []string{"internal/derive", "internal/report", "internal/capacity", "internal/tui", "internal/collect"}},
